@@ -1,0 +1,39 @@
+# compile-playground: `make run` opens the app, `make test` runs the tests.
+# The venv sees system site-packages so that a torch already installed on the machine (as on
+# workshop servers) is reused instead of downloading another; only when none >= 2.13 is there
+# does it install $(TORCH_SPEC) (a CPU wheel here).
+PY ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv run test test-all check lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv --system-site-packages $(VENV)
+	$(BIN)/python -c "import sys, torch; sys.exit(tuple(int(p) for p in torch.__version__.split('.')[:2]) < (2, 13))" 2>/dev/null \
+		|| $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+run: venv
+	$(BIN)/compile-playground $(SNIPPET)
+
+check: venv
+	$(BIN)/compile-playground check $(or $(SNIPPET),snippets/default.py)
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check playground tui tests benchmarks snippets
+	$(BIN)/ruff format --check playground tui tests benchmarks snippets
+
+bench: venv
+	$(BIN)/python benchmarks/latency.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,221 @@
+"""Every private torch name the worker touches, in one place, with a version check.
+
+torch.compile's diagnostics live behind private modules that drift between releases. Keeping
+them here means a torch upgrade breaks one small file (and its test), not the whole engine.
+Imported only by the worker process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+import torch
+import torch._dynamo
+import torch._logging
+
+#: Versions whose private hooks were checked against this module (major, minor).
+TESTED_VERSIONS: tuple[tuple[int, int], ...] = ((2, 13), (2, 14))
+
+
+def torch_version() -> tuple[int, int]:
+    match = re.match(r"(\d+)\.(\d+)", torch.__version__)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def version_warning() -> str | None:
+    """A note for reports when the installed torch is one these hooks were not checked on."""
+    if torch_version() in TESTED_VERSIONS:
+        return None
+    tested = ", ".join(f"{a}.{b}" for a, b in TESTED_VERSIONS)
+    return (
+        f"torch {torch.__version__} is untested by compile-playground (tested: {tested}); "
+        "diagnostics may be incomplete"
+    )
+
+
+# --- logging -------------------------------------------------------------------------------
+
+#: The artifact loggers are named "<module>.__<artifact>"; these suffixes pick them out.
+ARTIFACTS = ("graph_breaks", "recompiles", "guards")
+
+
+def enable_artifact_logs() -> None:
+    """What TORCH_LOGS=graph_breaks,recompiles,guards turns on, plus the dynamo warnings
+    (recompile_limit) at their default level."""
+    torch._logging.set_logs(graph_breaks=True, recompiles=True, guards=True)
+
+
+def registered_logger_names() -> list[str]:
+    from torch._logging._internal import log_registry
+
+    return list(log_registry.get_log_qnames())
+
+
+def torch_log_formatter() -> logging.Formatter:
+    """The formatter TORCH_LOGS prints with, so our captured text reads exactly like it."""
+    from torch._logging._internal import DEFAULT_FORMATTER
+
+    return DEFAULT_FORMATTER
+
+
+def trace_logger() -> logging.Logger:
+    """The structured-trace logger (what TORCH_TRACE writes and tlparse reads)."""
+    from torch._logging._internal import trace_log
+
+    return trace_log
+
+
+def artifact_of(record: logging.LogRecord) -> str | None:
+    """"graph_breaks" for a record of the graph_breaks artifact logger, etc."""
+    name = record.name
+    for artifact in ARTIFACTS:
+        if name.endswith(f".__{artifact}"):
+            return artifact
+    return None
+
+
+# --- counters, caches, backends -------------------------------------------------------------
+
+
+def counters() -> Any:
+    from torch._dynamo.utils import counters as _counters
+
+    return _counters
+
+
+def clear_run_state() -> None:
+    """reset() leaves counters and the compilation-metrics deque alone: clear them too, or a
+    run would report its predecessor's numbers."""
+    torch._dynamo.reset()
+    counters().clear()
+    try:
+        from torch._dynamo.utils import _compilation_metrics
+
+        _compilation_metrics.clear()
+    except (ImportError, AttributeError):
+        pass
+
+
+def recompile_limit() -> int:
+    cfg = torch._dynamo.config
+    return int(getattr(cfg, "recompile_limit", getattr(cfg, "cache_size_limit", 8)))
+
+
+@contextmanager
+def compile_caches_disabled(disabled: bool) -> Iterator[None]:
+    """Turn off Inductor's FX-graph and AOT-autograd caches (they survive dynamo.reset())."""
+    if not disabled:
+        yield
+        return
+    import torch._inductor.config as inductor_config
+
+    patches: dict[str, Any] = {}
+    for key in ("force_disable_caches", "fx_graph_cache", "fx_graph_remote_cache"):
+        if hasattr(inductor_config, key):
+            patches[key] = key == "force_disable_caches"
+    with inductor_config.patch(patches):
+        try:
+            import torch._functorch.config as functorch_config
+
+            ctx = functorch_config.patch(enable_autograd_cache=False)
+        except (ImportError, AttributeError):  # pragma: no cover - older torch
+            ctx = _nullcontext()
+        with ctx:
+            yield
+
+
+@contextmanager
+def _nullcontext() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def deterministic_inductor_rng() -> Iterator[None]:
+    """Make Inductor draw random numbers through eager's generator (fallback_random), so that
+    dropout under the same seed agrees between eager and compiled."""
+    import torch._inductor.config as inductor_config
+
+    with inductor_config.patch(fallback_random=True):
+        yield
+
+
+def cache_counts() -> dict[str, int]:
+    """Inductor FX-graph and AOT-autograd cache hits and misses since counters were cleared."""
+    c = counters()
+    inductor = c.get("inductor", {})
+    aot = c.get("aot_autograd", {})
+    return {
+        "fxgraph_hit": int(inductor.get("fxgraph_cache_hit", 0)),
+        "fxgraph_miss": int(inductor.get("fxgraph_cache_miss", 0)),
+        "autograd_hit": int(aot.get("autograd_cache_hit", 0)),
+        "autograd_miss": int(aot.get("autograd_cache_miss", 0)),
+    }
+
+
+def list_backends() -> list[str]:
+    try:
+        return sorted(torch._dynamo.list_backends())
+    except Exception:  # noqa: BLE001 - a broken third-party backend must not kill the worker
+        return []
+
+
+def real_backend(name: str, mode: str | None, dynamic: bool | None) -> Callable[..., Any]:
+    """The callable torch.compile(backend=name, mode=mode) would hand graphs to, so that a
+    counting wrapper around it sees exactly what the chosen backend sees."""
+    if name == "inductor":
+        return torch._TorchCompileInductorWrapper(mode, None, dynamic)
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend(name)
+
+
+def current_compile_id() -> str | None:
+    try:
+        from torch._guards import CompileContext
+
+        cid = CompileContext.current_compile_id()
+        return str(cid) if cid is not None else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# --- graph-break registry ---------------------------------------------------------------------
+
+
+@cache
+def graph_break_registry() -> dict[str, dict[str, Any]]:
+    """GB id -> {gb_type, explanation, hints}, from the JSON that ships inside the wheel, so
+    hints work offline."""
+    path = os.path.join(os.path.dirname(torch._dynamo.__file__), "graph_break_registry.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for gb_id, entries in raw.items():
+        entry = entries[0] if isinstance(entries, list) and entries else entries
+        if not isinstance(entry, dict):
+            continue
+        out[gb_id.upper()] = {
+            "gb_type": entry.get("Gb_type", ""),
+            "explanation": entry.get("Explanation", ""),
+            "hints": list(entry.get("Hints") or []),
+        }
+    return out
+
+
+@cache
+def graph_break_ids_by_type() -> dict[str, str]:
+    return {v["gb_type"]: k for k, v in graph_break_registry().items() if v["gb_type"]}
+
+
+def exception_gb_type(exc: BaseException) -> str | None:
+    return getattr(exc, "gb_type", None)

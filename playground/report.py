@@ -1,0 +1,330 @@
+"""The report of one run as frozen values, built from the contract's JSON object.
+
+The JSON dict is the wire format (../shared/contract.md); these dataclasses are how the CLI's
+text view and the Textual panes read it. Torch-free. Keys beyond the contract are extensions:
+a consumer of the contract may ignore them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from playground.settings import Settings
+
+
+def _tuple(items: Any, build: Any) -> tuple[Any, ...]:
+    return tuple(build(item) for item in (items or ()))
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """One distinct break site, as torch's graph_breaks log reported it."""
+
+    reason: str
+    hint: str
+    file: str
+    line: int | None
+    count: int
+    gb_id: str | None = None
+    gb_type: str | None = None
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    #: "Graph break in user code" (the text of the first log record for this site).
+    detail: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GraphBreak:
+        return cls(
+            reason=d.get("reason", ""),
+            hint=d.get("hint", "") or "",
+            file=d.get("file", "") or "",
+            line=d.get("line"),
+            count=int(d.get("count", 1)),
+            gb_id=d.get("gb_id"),
+            gb_type=d.get("gb_type"),
+            explanation=d.get("explanation", "") or "",
+            hints=tuple(d.get("hints") or ()),
+            detail=d.get("detail", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Recompile:
+    function: str
+    reasons: tuple[str, ...]
+    compile_id: str | None = None
+    line: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Recompile:
+        return cls(
+            function=d.get("function", ""),
+            reasons=tuple(d.get("reasons") or ()),
+            compile_id=d.get("compile_id"),
+            line=d.get("line"),
+        )
+
+
+@dataclass(frozen=True)
+class GuardSet:
+    """The guards of one compiled cache entry (one frame compile id such as 0/1)."""
+
+    compile_id: str
+    guards: tuple[str, ...]
+    function: str = ""
+    line: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GuardSet:
+        return cls(
+            compile_id=str(d.get("compile_id", "")),
+            guards=tuple(d.get("guards") or ()),
+            function=d.get("function", "") or "",
+            line=d.get("line"),
+        )
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One FX graph handed to the backend, and, with Inductor, the code it generated."""
+
+    index: int
+    compile_id: str | None
+    code: str
+    op_count: int = 0
+    output_code: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Graph:
+        return cls(
+            index=int(d.get("index", 0)),
+            compile_id=d.get("compile_id"),
+            code=d.get("code", ""),
+            op_count=int(d.get("op_count", 0)),
+            output_code=d.get("output_code"),
+        )
+
+
+@dataclass(frozen=True)
+class RunError:
+    kind: str  # "compile" | "snippet" | "worker" | "settings"
+    type: str
+    message: str
+    line: int | None = None
+    detail: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> RunError | None:
+        if not d:
+            return None
+        return cls(
+            kind=d.get("kind", "worker"),
+            type=d.get("type", ""),
+            message=d.get("message", ""),
+            line=d.get("line"),
+            detail=d.get("detail", "") or "",
+        )
+
+    def one_line(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.kind} error{where}: {self.type}: {self.message}".strip()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One output leaf or one gradient, eager against compiled."""
+
+    name: str
+    max_abs: float | None
+    max_rel: float | None
+    ok: bool
+    call: int = 1
+    atol: float | None = None
+    rtol: float | None = None
+    dtype: str = ""
+    note: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+        return cls(
+            name=d.get("name") or d.get("path") or "",
+            max_abs=d.get("max_abs"),
+            max_rel=d.get("max_rel"),
+            ok=bool(d.get("ok")),
+            call=int(d.get("call", 1)),
+            atol=d.get("atol"),
+            rtol=d.get("rtol"),
+            dtype=d.get("dtype", "") or "",
+            note=d.get("note", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    ok: bool
+    outputs: tuple[Comparison, ...]
+    grads: tuple[Comparison, ...]
+    note: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Equivalence | None:
+        if not d:
+            return None
+        return cls(
+            ok=bool(d.get("ok")),
+            outputs=_tuple(d.get("outputs"), Comparison.from_dict),
+            grads=_tuple(d.get("grads"), Comparison.from_dict),
+            note=d.get("note", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Timings:
+    compile_s: float | None
+    eager_ms: float | None
+    compiled_ms: float | None
+    speedup: float | None
+    device: str
+    eager_iqr_ms: float | None = None
+    compiled_iqr_ms: float | None = None
+    eager_runs: int = 0
+    compiled_runs: int = 0
+    #: "hit", "miss", "partial", "disabled" or "n/a" (backends without Inductor's caches).
+    compile_cache: str = "n/a"
+    timed_call: int | None = None
+    note: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Timings | None:
+        if not d:
+            return None
+        return cls(
+            compile_s=d.get("compile_s"),
+            eager_ms=d.get("eager_ms"),
+            compiled_ms=d.get("compiled_ms"),
+            speedup=d.get("speedup"),
+            device=d.get("device", "cpu"),
+            eager_iqr_ms=d.get("eager_iqr_ms"),
+            compiled_iqr_ms=d.get("compiled_iqr_ms"),
+            eager_runs=int(d.get("eager_runs", 0) or 0),
+            compiled_runs=int(d.get("compiled_runs", 0) or 0),
+            compile_cache=d.get("compile_cache", "n/a") or "n/a",
+            timed_call=d.get("timed_call"),
+            note=d.get("note", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the snippet printed during the run (stdout and stderr together, truncated)."""
+
+    text: str = ""
+    bytes: int = 0
+    truncated: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Output:
+        d = d or {}
+        return cls(
+            text=d.get("text", ""),
+            bytes=int(d.get("bytes", 0)),
+            truncated=bool(d.get("truncated")),
+        )
+
+
+@dataclass(frozen=True)
+class Logs:
+    graph_breaks: str = ""
+    recompiles: str = ""
+    guards: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Logs:
+        d = d or {}
+        return cls(
+            graph_breaks=d.get("graph_breaks", ""),
+            recompiles=d.get("recompiles", ""),
+            guards=d.get("guards", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """One run's result. `stage` is "diagnostics" (equivalence and timings still None) or
+    "complete"."""
+
+    torch_version: str
+    settings: Settings
+    graph_count: int
+    graph_breaks: tuple[GraphBreak, ...]
+    graph_break_count: int
+    recompiles: tuple[Recompile, ...]
+    recompile_count: int
+    recompile_limit_hit: bool
+    guards: tuple[GuardSet, ...]
+    error: RunError | None
+    equivalence: Equivalence | None
+    timings: Timings | None
+    logs: Logs
+    stage: str = "complete"
+    content_sha256: str = ""
+    snippet: str = ""
+    calls: int = 0
+    graphs: tuple[Graph, ...] = ()
+    recompile_limit_functions: tuple[str, ...] = ()
+    output: Output = field(default_factory=Output)
+    duration_s: float | None = None
+    worker_restarted: bool = False
+    worker_restart_reason: str = ""
+    notes: tuple[str, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        return cls(
+            torch_version=d.get("torch_version", ""),
+            settings=Settings.from_dict(d.get("settings")),
+            graph_count=int(d.get("graph_count", 0)),
+            graph_breaks=_tuple(d.get("graph_breaks"), GraphBreak.from_dict),
+            graph_break_count=int(d.get("graph_break_count", 0)),
+            recompiles=_tuple(d.get("recompiles"), Recompile.from_dict),
+            recompile_count=int(d.get("recompile_count", 0)),
+            recompile_limit_hit=bool(d.get("recompile_limit_hit")),
+            guards=_tuple(d.get("guards"), GuardSet.from_dict),
+            error=RunError.from_dict(d.get("error")),
+            equivalence=Equivalence.from_dict(d.get("equivalence")),
+            timings=Timings.from_dict(d.get("timings")),
+            logs=Logs.from_dict(d.get("logs")),
+            stage=d.get("stage", "complete"),
+            content_sha256=d.get("content_sha256", "") or "",
+            snippet=d.get("snippet", "") or "",
+            calls=int(d.get("calls", 0) or 0),
+            graphs=_tuple(d.get("graphs"), Graph.from_dict),
+            recompile_limit_functions=tuple(d.get("recompile_limit_functions") or ()),
+            output=Output.from_dict(d.get("output")),
+            duration_s=d.get("duration_s"),
+            worker_restarted=bool(d.get("worker_restarted")),
+            worker_restart_reason=d.get("worker_restart_reason", "") or "",
+            notes=tuple(d.get("notes") or ()),
+            raw=d,
+        )
+
+    @property
+    def equivalence_word(self) -> str:
+        """"ok", "FAIL" or "n/a" (no equivalence yet, or the run failed)."""
+        if self.equivalence is None:
+            return "n/a"
+        return "ok" if self.equivalence.ok else "FAIL"
+
+    def summary_line(self) -> str:
+        """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx`: the speedup never
+        travels without the graph and break counts beside it."""
+        speedup = "n/a"
+        if self.timings is not None and self.timings.speedup is not None:
+            speedup = f"{self.timings.speedup:.2f}x"
+        return (
+            f"graphs {self.graph_count}  breaks {self.graph_break_count}  "
+            f"recompiles {self.recompile_count}  equiv {self.equivalence_word}  "
+            f"speedup {speedup}"
+        )

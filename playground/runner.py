@@ -1,0 +1,520 @@
+"""One experiment: reset, load the snippet fresh, run every call eager and compiled, then
+equivalence and timings. Runs inside the worker process (imports torch).
+
+Order matters for honesty: diagnostics first (what torch did), then equivalence (is the
+result right), then timings (is it faster) - a speedup of a wrong or half-compiled program
+is never reported without its graph and break counts beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from playground import compat, equivalence, timing
+from playground.capture import Capturer, RunCapture, snippet_line_in_text
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class Cancelled(Exception):
+    """The client asked to cancel this run (a newer save made it stale)."""
+
+
+class RunFailure(Exception):
+    """Ends the run early with an error the report carries."""
+
+    def __init__(self, kind: str, exc_type: str, message: str, line: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.error = {"kind": kind, "type": exc_type, "message": message, "line": line, "detail": detail}
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
+
+
+def _exception_line(exc: BaseException, path: str) -> int | None:
+    """The innermost snippet line in the traceback, else one named in the message (Dynamo
+    puts the user's frames into the text of Unsupported/UserError)."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.realpath(frame.filename) == os.path.realpath(path):
+            line = frame.lineno
+    text_line = snippet_line_in_text(str(exc), path)
+    return text_line or line
+
+
+def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailure:
+    message = _first_line(str(exc)) or type(exc).__name__
+    detail = "".join(traceback.format_exception(exc))[-6000:]
+    if isinstance(exc, SystemExit):
+        message = f"sys.exit({exc.code!r}) called"
+    return RunFailure(kind, type(exc).__name__, f"{context}: {message}", _exception_line(exc, path), detail)
+
+
+def _as_call(call: Any, index: int) -> tuple[Any, ...]:
+    if isinstance(call, torch.Tensor):
+        return (call,)
+    if isinstance(call, tuple):
+        return call
+    if isinstance(call, list):
+        return tuple(call)
+    raise RunFailure(
+        "snippet",
+        "TypeError",
+        f"call {index} of inputs() is a {type(call).__name__}, not a tuple of arguments or a tensor",
+    )
+
+
+def clone_args(value: Any, device: str | None = None) -> Any:
+    """Deep copy of the tensors in a call (leaves keep requires_grad), so that in-place
+    mutation in one run cannot leak into the other."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().clone()
+        if device is not None:
+            t = t.to(device)
+        return t.requires_grad_(value.requires_grad) if t.is_leaf and (t.is_floating_point() or t.is_complex()) else t
+    if isinstance(value, tuple):
+        return tuple(clone_args(v, device) for v in value)
+    if isinstance(value, list):
+        return [clone_args(v, device) for v in value]
+    if isinstance(value, dict):
+        return {k: clone_args(v, device) for k, v in value.items()}
+    return value
+
+
+def _changed(before: Any, after: Any) -> bool:
+    for (_, b), (_, a) in zip(equivalence.leaves(before, "input"), equivalence.leaves(after, "input")):
+        if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
+            if b.shape != a.shape or not torch.equal(b.detach().cpu(), a.detach().cpu()):
+                return True
+    return False
+
+
+class Experiment:
+    """One run of one snippet under one set of settings."""
+
+    def __init__(
+        self,
+        capturer: Capturer,
+        request: dict[str, Any],
+        emit: Emit,
+        cancelled: Callable[[], bool],
+        on_timing_start: Callable[[], None] | None = None,
+    ) -> None:
+        self.capturer = capturer
+        self.request = request
+        self.path = os.path.abspath(request["path"])
+        self.source: str = request["source"]
+        self.settings: dict[str, Any] = dict(request.get("settings") or {})
+        self.emit = emit
+        self.cancelled = cancelled
+        self.on_timing_start = on_timing_start
+        self.notes: list[str] = []
+        self.capture: RunCapture | None = None
+        self.module: types.ModuleType | None = None
+        self.calls_total: int | None = None
+        self.compile_s: float | None = None
+        self.cache_at_first_call: dict[str, int] = {}
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def progress(self, phase: str, message: str, call: int | None = None) -> None:
+        if self.cancelled():
+            raise Cancelled()
+        self.emit(
+            {
+                "event": "progress",
+                "phase": phase,
+                "call": call,
+                "calls": self.calls_total,
+                "message": message,
+            }
+        )
+
+    def _settings_used(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "fullgraph": bool(s.get("fullgraph", False)),
+            "dynamic": s.get("dynamic"),
+            "backend": s.get("backend") or "inductor",
+            "mode": s.get("mode"),
+            "device": s.get("device") or "cpu",
+            "cold": bool(s.get("cold", False)),
+        }
+
+    # --- the run ----------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        settings = self._settings_used()
+        self.settings = settings
+        report: dict[str, Any] = self._empty_report(settings)
+        warning = compat.version_warning()
+        if warning:
+            self.notes.append(warning)
+        if settings["device"].startswith("cuda") and not torch.cuda.is_available():
+            report["error"] = {
+                "kind": "settings",
+                "type": "DeviceUnavailable",
+                "message": "device cuda requested but this torch has no CUDA device "
+                f"(torch {torch.__version__}, cuda build: {torch.version.cuda or 'none'}); use --device cpu",
+                "line": None,
+                "detail": "",
+            }
+            return self._finish(report, started)
+        if settings["mode"] and settings["backend"] != "inductor":
+            self.notes.append(f"mode {settings['mode']} ignored: only the inductor backend takes a mode")
+        compat.clear_run_state()
+        self.capture = self.capturer.begin(self.path, keep_trace_lines=bool(self.request.get("trace")))
+        try:
+            with compat.compile_caches_disabled(settings["cold"]), compat.deterministic_inductor_rng():
+                self._run_phases(report)
+        except RunFailure as failure_:
+            report["error"] = failure_.error
+        finally:
+            self.capturer.end()
+            self._fill_diagnostics(report)
+            if self.module is not None:
+                sys.modules.pop(self.module.__name__, None)
+        return self._finish(report, started)
+
+    def _finish(self, report: dict[str, Any], started: float) -> dict[str, Any]:
+        report["notes"] = self.notes
+        report["duration_s"] = round(time.perf_counter() - started, 4)
+        report["stage"] = "complete"
+        return report
+
+    def _empty_report(self, settings: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "torch_version": torch.__version__,
+            "settings": settings,
+            "graph_count": 0,
+            "graph_breaks": [],
+            "graph_break_count": 0,
+            "recompiles": [],
+            "recompile_count": 0,
+            "recompile_limit_hit": False,
+            "guards": [],
+            "error": None,
+            "equivalence": None,
+            "timings": None,
+            "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
+            "snippet": self.path,
+            "calls": 0,
+            "graphs": [],
+            "recompile_limit_functions": [],
+        }
+
+    def _fill_diagnostics(self, report: dict[str, Any]) -> None:
+        cap = self.capture
+        if cap is None:
+            return
+        breaks, total = cap.graph_breaks()
+        recompiles = cap.recompiles()
+        limit = cap.recompile_limit()
+        codes_by_id: dict[str, list[str]] = {}
+        for md, payload in cap.trace:
+            if "inductor_output_code" in md and isinstance(payload, str):
+                cid = f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
+                codes_by_id.setdefault(cid, []).append(payload)
+        graphs = []
+        for g in cap.graphs:
+            g = dict(g)
+            codes = codes_by_id.get(g.get("compile_id") or "")
+            g["output_code"] = "\n\n# ---- next kernel module ----\n\n".join(codes) if codes else None
+            graphs.append(g)
+        report.update(
+            graph_count=len(cap.graphs),
+            graph_breaks=breaks,
+            graph_break_count=total,
+            recompiles=recompiles,
+            recompile_count=len(recompiles),
+            recompile_limit_hit=bool(limit),
+            recompile_limit_functions=limit,
+            guards=cap.guards(),
+            logs=cap.logs(),
+            graphs=graphs,
+        )
+        if self.request.get("trace"):
+            report["trace_lines"] = cap.trace_lines
+
+    def _load(self) -> types.ModuleType:
+        self.progress("loading", "loading the snippet")
+        try:
+            code = compile(self.source, self.path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise RunFailure(
+                "snippet",
+                type(exc).__name__,
+                f"{exc.msg} (line {exc.lineno})",
+                exc.lineno,
+                "".join(traceback.format_exception_only(exc)),
+            ) from None
+        name = f"compile_playground_snippet_{self.request.get('id', 0)}"
+        module = types.ModuleType(name)
+        module.__file__ = self.path
+        sys.modules[name] = module
+        self.module = module
+        torch.manual_seed(0)
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - running the user's snippet is the product
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
+            raise failure("snippet", exc, self.path, "the snippet raised while importing") from None
+        return module
+
+    def _target(self, module: types.ModuleType) -> tuple[Callable[..., Any], torch.nn.Module | None]:
+        ns = module.__dict__
+        if "model" in ns:
+            model = ns["model"]
+            if not isinstance(model, torch.nn.Module):
+                raise RunFailure(
+                    "snippet",
+                    "TypeError",
+                    f"`model` must be a torch.nn.Module instance, not {type(model).__name__}",
+                )
+            return model, model
+        if "fn" in ns:
+            fn = ns["fn"]
+            if not callable(fn):
+                raise RunFailure("snippet", "TypeError", f"`fn` is not callable (it is a {type(fn).__name__})")
+            return fn, fn if isinstance(fn, torch.nn.Module) else None
+        raise RunFailure(
+            "snippet",
+            "MissingTarget",
+            "the snippet defines neither `model` (an nn.Module) nor `fn` (a callable)",
+        )
+
+    def _calls(self, module: types.ModuleType) -> Any:
+        factory = module.__dict__.get("inputs")
+        if factory is None:
+            raise RunFailure("snippet", "MissingInputs", "the snippet defines no `inputs()` function")
+        if not callable(factory):
+            raise RunFailure("snippet", "TypeError", "`inputs` must be a function returning the calls")
+        try:
+            calls = factory()
+        except BaseException as exc:  # noqa: BLE001
+            raise failure("snippet", exc, self.path, "inputs() raised") from None
+        if isinstance(calls, torch.Tensor):
+            calls = [calls]
+        try:
+            self.calls_total = len(calls)
+        except TypeError:
+            self.calls_total = None
+        try:
+            return iter(calls)
+        except TypeError:
+            raise RunFailure(
+                "snippet",
+                "TypeError",
+                f"inputs() must return an iterable of calls, not {type(calls).__name__}",
+            ) from None
+
+    def _backend(self) -> Callable[..., Any]:
+        s = self.settings
+        mode = s["mode"] if s["backend"] == "inductor" else None
+        try:
+            real = compat.real_backend(s["backend"], mode, s["dynamic"])
+        except Exception as exc:  # noqa: BLE001
+            raise RunFailure(
+                "settings",
+                type(exc).__name__,
+                f"backend {s['backend']!r} is not available: {_first_line(str(exc))}",
+            ) from None
+        capture = self.capture
+        assert capture is not None
+
+        def counting_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+            try:
+                code = gm.print_readable(print_output=False)
+            except Exception:  # noqa: BLE001 - fall back to the plain code
+                code = gm.code
+            ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+            capture.graphs.append(
+                {
+                    "index": len(capture.graphs) + 1,
+                    "compile_id": compat.current_compile_id(),
+                    "code": code,
+                    "op_count": ops,
+                }
+            )
+            return real(gm, example_inputs)
+
+        return counting_backend
+
+    def _run_phases(self, report: dict[str, Any]) -> None:
+        module = self._load()
+        target, params_owner = self._target(module)
+        calls = self._calls(module)
+        device = self.settings["device"]
+        if isinstance(target, torch.nn.Module) and device != "cpu":
+            target.to(device)
+        compiled = torch.compile(
+            target,
+            fullgraph=self.settings["fullgraph"],
+            dynamic=self.settings["dynamic"],
+            backend=self._backend(),
+        )
+        records = []
+        index = 0
+        while True:
+            try:
+                raw = next(calls)
+            except StopIteration:
+                break
+            except BaseException as exc:  # noqa: BLE001 - a generator raising mid-way
+                raise failure("snippet", exc, self.path, f"inputs() raised while producing call {index + 1}") from None
+            index += 1
+            records.append(self._one_call(index, raw, target, compiled, device))
+        report["calls"] = index
+        if index == 0:
+            raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
+        self._fill_diagnostics(report)
+        diagnostics = dict(report, stage="diagnostics", notes=list(self.notes))
+        self.emit({"event": "diagnostics", "report": diagnostics})
+        report["equivalence"] = self._equivalence(records, module, params_owner)
+        if self.request.get("timing", True):
+            # Diagnostics and output describe the calls of inputs(); the thousands of timed
+            # repetitions would only drown them.
+            self.capturer.pause()
+            if self.on_timing_start is not None:
+                self.on_timing_start()
+            report["timings"] = self._timings(records[-1], target, compiled, index)
+
+    def _one_call(self, index: int, raw: Any, target: Callable[..., Any], compiled: Callable[..., Any], device: str) -> dict[str, Any]:
+        args = _as_call(raw, index)
+        snapshot = clone_args(args, device)
+        a_eager = clone_args(args, device)
+        a_compiled = clone_args(args, device)
+        seed = 1234 + index
+        self.progress("compiling", f"eager call {index}", index)
+        torch.manual_seed(seed)
+        try:
+            out_eager = target(*a_eager)
+        except BaseException as exc:  # noqa: BLE001
+            raise failure("snippet", exc, self.path, f"the target raised in eager mode on call {index}") from None
+        self.progress("compiling", f"compiling call {index}", index)
+        torch.manual_seed(seed)
+        t0 = time.perf_counter()
+        try:
+            out_compiled = compiled(*a_compiled)
+            timing.synchronize(device)
+        except BaseException as exc:  # noqa: BLE001 - eager ran: this is a finding about torch.compile
+            raise failure("compile", exc, self.path, f"compiled call {index} raised") from None
+        elapsed = time.perf_counter() - t0
+        if index == 1:
+            self.compile_s = elapsed
+            self.cache_at_first_call = compat.cache_counts()
+        return {
+            "index": index,
+            "snapshot": snapshot,
+            "eager_args": a_eager,
+            "compiled_args": a_compiled,
+            "eager_out": out_eager,
+            "compiled_out": out_compiled,
+        }
+
+    def _equivalence(self, records: list[dict[str, Any]], module: types.ModuleType, params_owner: torch.nn.Module | None) -> dict[str, Any]:
+        override = module.__dict__.get("TOLERANCE")
+        if override is not None and not isinstance(override, dict):
+            self.notes.append("TOLERANCE ignored: it must be a dict with atol and/or rtol")
+            override = None
+        outputs: list[dict[str, Any]] = []
+        grads: list[dict[str, Any]] = []
+        self.progress("equivalence", "comparing values")
+        for rec in records:
+            outputs += equivalence.compare_values(rec["eager_out"], rec["compiled_out"], rec["index"], override)
+            if _changed(rec["snapshot"], rec["eager_args"]) or _changed(rec["snapshot"], rec["compiled_args"]):
+                outputs += equivalence.compare_values(
+                    rec["eager_args"], rec["compiled_args"], rec["index"], override, root="input (mutated)"
+                )
+        loss_fn = module.__dict__.get("loss")
+        grad_note = ""
+        for rec in records:
+            self.progress("gradients", f"checking gradients of call {rec['index']}", rec["index"])
+            got = self._grads_for(rec, loss_fn, params_owner, override)
+            if got is None:
+                grad_note = "no gradients: nothing in the output requires grad"
+                continue
+            grads += got
+        ok = all(o["ok"] for o in outputs) and all(g["ok"] for g in grads)
+        return {"ok": ok, "outputs": outputs, "grads": grads, "note": grad_note if not grads else ""}
+
+    def _loss(self, loss_fn: Any, output: Any, which: str, index: int) -> torch.Tensor | None:
+        if loss_fn is None:
+            return equivalence.default_loss(output)
+        try:
+            value = loss_fn(output)
+        except BaseException as exc:  # noqa: BLE001
+            raise failure("snippet", exc, self.path, f"loss() raised on the {which} output of call {index}") from None
+        if not isinstance(value, torch.Tensor) or value.numel() != 1:
+            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise RunFailure(
+                "snippet",
+                "TypeError",
+                f"loss() must return a scalar tensor, got {shape} for call {index}",
+            )
+        return value if value.requires_grad else None
+
+    def _grads_for(self, rec: dict[str, Any], loss_fn: Any, owner: torch.nn.Module | None, override: Any) -> list[dict[str, Any]] | None:
+        index = rec["index"]
+        equivalence.zero_grads(rec["eager_args"], owner)
+        loss_e = self._loss(loss_fn, rec["eager_out"], "eager", index)
+        if loss_e is None:
+            return None
+        try:
+            loss_e.reshape(()).backward()
+        except BaseException as exc:  # noqa: BLE001
+            raise failure("snippet", exc, self.path, f"eager backward of call {index} raised") from None
+        g_eager = equivalence.collect_grads(rec["eager_args"], owner)
+        # Parameters are shared by the module and its compiled wrapper: clear them between passes.
+        equivalence.zero_grads(rec["eager_args"], owner)
+        loss_c = self._loss(loss_fn, rec["compiled_out"], "compiled", index)
+        if loss_c is None:
+            return [{"name": "loss", "call": index, "ok": False, "max_abs": None, "max_rel": None, "note": "compiled output does not require grad"}]
+        try:
+            loss_c.reshape(()).backward()
+        except BaseException as exc:  # noqa: BLE001
+            raise failure("compile", exc, self.path, f"compiled backward of call {index} raised") from None
+        g_compiled = equivalence.collect_grads(rec["compiled_args"], owner)
+        equivalence.zero_grads(rec["compiled_args"], owner)
+        return equivalence.compare_grads(g_eager, g_compiled, index, override)
+
+    def _timings(self, rec: dict[str, Any], target: Callable[..., Any], compiled: Callable[..., Any], index: int) -> dict[str, Any]:
+        device = self.settings["device"]
+        self.progress("timing", f"timing eager vs compiled on call {index}", index)
+        min_run_time = float(self.request.get("min_run_time", 0.2))
+        eager_args = clone_args(rec["snapshot"])
+        compiled_args = clone_args(rec["snapshot"])
+        steady = timing.steady_state(target, compiled, eager_args, compiled_args, min_run_time=min_run_time, device=device)
+        counts = self.cache_at_first_call
+        if self.settings["backend"] != "inductor":
+            cache = "n/a"
+        elif self.settings["cold"]:
+            cache = "disabled"
+        else:
+            hits = counts.get("fxgraph_hit", 0) + counts.get("autograd_hit", 0)
+            misses = counts.get("fxgraph_miss", 0) + counts.get("autograd_miss", 0)
+            cache = "hit" if hits and not misses else "miss" if misses and not hits else "partial" if hits else "n/a"
+        for key in ("eager_ms", "compiled_ms", "speedup", "eager_iqr_ms", "compiled_iqr_ms"):
+            if steady.get(key) is not None and not math.isfinite(steady[key]):
+                steady[key] = None
+        return {
+            "compile_s": self.compile_s,
+            "device": device,
+            "compile_cache": cache,
+            "cache_counts": counts,
+            "timed_call": index,
+            **steady,
+        }

@@ -1,0 +1,73 @@
+"""The compact, readable text form of a report, for `check` without --json. Torch-free."""
+
+from __future__ import annotations
+
+import os
+
+from playground.report import Report
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f} ms"
+
+
+def render(report: Report) -> str:
+    lines: list[str] = []
+    name = os.path.basename(report.snippet) or "snippet"
+    lines.append(f"{name}  torch {report.torch_version}  {report.settings.label()}")
+    lines.append(report.summary_line() + f"  calls {report.calls}")
+    if report.worker_restarted:
+        lines.append(f"note: the worker restarted ({report.worker_restart_reason})")
+    if report.error is not None:
+        lines.append(f"ERROR {report.error.one_line()}")
+    if report.recompile_limit_hit:
+        lines.append(
+            "RECOMPILE LIMIT HIT: fell back to eager for "
+            + "; ".join(report.recompile_limit_functions or ("a frame",))
+        )
+    if report.graph_breaks:
+        lines.append(f"graph breaks ({report.graph_break_count}):")
+        for b in report.graph_breaks:
+            where = f"line {b.line}" if b.line else os.path.basename(b.file)
+            gb = f" [{b.gb_id}]" if b.gb_id else ""
+            lines.append(f"  {where}: {b.reason}{gb}  x{b.count}")
+            if b.hint:
+                lines.append(f"    hint: {b.hint}")
+    if report.recompiles:
+        lines.append(f"recompiles ({report.recompile_count}):")
+        for r in report.recompiles:
+            lines.append(f"  {r.function} [{r.compile_id or '?'}]: {'; '.join(r.reasons) or 'no reason logged'}")
+    eq = report.equivalence
+    if eq is not None:
+        lines.append(f"equivalence: {'ok' if eq.ok else 'FAIL'}")
+        for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
+            for c in rows:
+                if c.ok and len(rows) > 6:
+                    continue  # keep long lists short: show failures only
+                diff = "n/a" if c.max_abs is None else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
+                note = f"  ({c.note})" if c.note else ""
+                lines.append(f"  {kind} call {c.call} {c.name}: {'ok' if c.ok else 'FAIL'}  {diff}{note}")
+        if eq.note:
+            lines.append(f"  {eq.note}")
+    t = report.timings
+    if t is not None:
+        compile_s = "n/a" if t.compile_s is None else f"{t.compile_s:.3f} s"
+        lines.append(f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}")
+        spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
+        spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
+        speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
+        lines.append(
+            f"steady state on {t.device} (median, IQR): eager {_fmt_ms(t.eager_ms)}{spread_e}  "
+            f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed} "
+            f"with {report.graph_count} graphs and {report.graph_break_count} breaks"
+        )
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    if report.output.text.strip():
+        out = report.output.text.strip().splitlines()
+        shown = out[:8]
+        lines.append(f"snippet output ({report.output.bytes} bytes{', truncated' if report.output.truncated else ''}):")
+        lines.extend("  | " + line[:200] for line in shown)
+        if len(out) > len(shown):
+            lines.append(f"  | … {len(out) - len(shown)} more lines")
+    return "\n".join(lines)
