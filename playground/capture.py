@@ -84,11 +84,7 @@ class RunCapture:
             head = _RECOMPILE_HEAD.search(rec.message)
             if head is None:
                 continue
-            reasons = [
-                line.strip()[2:].strip()
-                for line in rec.message.splitlines()
-                if line.strip().startswith("- ")
-            ]
+            reasons = [line.strip()[2:].strip() for line in rec.message.splitlines() if line.strip().startswith("- ")]
             cid = _COMPILE_ID.search(rec.formatted)
             out.append(
                 {
@@ -101,7 +97,7 @@ class RunCapture:
         return out
 
     def recompile_limit(self) -> list[str]:
-        """"fn (file:line) after N" for each frame that hit recompile_limit."""
+        """ "fn (file:line) after N" for each frame that hit recompile_limit."""
         hits = []
         for rec in self.records:
             if rec.levelno < logging.WARNING:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,7 +82,9 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "watch":
         p.add_argument("--json-lines", action="store_true", help="one JSON object per line")
         p.add_argument("--poll", action="store_true", help="poll the file instead of inotify")
-        p.add_argument("--debounce", type=float, default=0.15, metavar="S")
+        p.add_argument(
+            "--debounce", type=float, default=0.05, metavar="S", help="wait for a burst of saves to settle (0.05)"
+        )
     return p
 
 

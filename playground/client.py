@@ -383,4 +383,3 @@ class WorkerClient:
                 raise RunCancelled()
         await self.restart("the previous run was cancelled mid-compile", emit)
         raise RunCancelled()
-

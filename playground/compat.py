@@ -35,8 +35,7 @@ def version_warning() -> str | None:
         return None
     tested = ", ".join(f"{a}.{b}" for a, b in TESTED_VERSIONS)
     return (
-        f"torch {torch.__version__} is untested by compile-playground (tested: {tested}); "
-        "diagnostics may be incomplete"
+        f"torch {torch.__version__} is untested by compile-playground (tested: {tested}); diagnostics may be incomplete"
     )
 
 
@@ -73,7 +72,7 @@ def trace_logger() -> logging.Logger:
 
 
 def artifact_of(record: logging.LogRecord) -> str | None:
-    """"graph_breaks" for a record of the graph_breaks artifact logger, etc."""
+    """ "graph_breaks" for a record of the graph_breaks artifact logger, etc."""
     name = record.name
     for artifact in ARTIFACTS:
         if name.endswith(f".__{artifact}"):
@@ -206,9 +205,30 @@ def graph_break_registry() -> dict[str, dict[str, Any]]:
             continue
         out[gb_id.upper()] = {
             "gb_type": entry.get("Gb_type", ""),
-            "explanation": entry.get("Explanation", ""),
-            "hints": list(entry.get("Hints") or []),
+            "explanation": _clean_registry_text(entry.get("Explanation", "")),
+            "hints": _join_hint_fragments(entry.get("Hints") or []),
         }
+    return out
+
+
+def _clean_registry_text(text: str) -> str:
+    """The registry stores explanations as source text ("a " "b" + var): keep the words."""
+    text = re.sub(r'"\s*"', "", text or "")
+    text = re.sub(r"\s*\+\s*\w+$", "", text).strip().strip('"').strip()
+    return re.sub(r"\s+", " ", text)
+
+
+def _join_hint_fragments(hints: list[str]) -> list[str]:
+    """Hints split across string literals ("Set x " "or y ") become one hint each."""
+    out: list[str] = []
+    pending = ""
+    for hint in hints:
+        pending += hint
+        if not hint.endswith(" "):
+            out.append(_clean_registry_text(pending))
+            pending = ""
+    if pending.strip():
+        out.append(_clean_registry_text(pending))
     return out
 
 

@@ -103,7 +103,9 @@ def compare_tensors(
     return entry
 
 
-def compare_values(expected: Any, actual: Any, call: int, override: dict[str, float] | None, root: str = "out") -> list[dict[str, Any]]:
+def compare_values(
+    expected: Any, actual: Any, call: int, override: dict[str, float] | None, root: str = "out"
+) -> list[dict[str, Any]]:
     """One comparison per leaf of the eager output; structure mismatches are failures."""
     exp_leaves = list(leaves(expected, root))
     act_leaves = list(leaves(actual, root))
@@ -124,7 +126,14 @@ def compare_values(expected: Any, actual: Any, call: int, override: dict[str, fl
             results.append(compare_tensors(path, e, a, call, override))
         elif isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
             results.append(
-                {"name": path, "call": call, "ok": False, "max_abs": None, "max_rel": None, "note": "tensor on one side only"}
+                {
+                    "name": path,
+                    "call": call,
+                    "ok": False,
+                    "max_abs": None,
+                    "max_rel": None,
+                    "note": "tensor on one side only",
+                }
             )
         else:
             same = _same_python_value(e, a, override)

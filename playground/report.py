@@ -312,7 +312,7 @@ class Report:
 
     @property
     def equivalence_word(self) -> str:
-        """"ok", "FAIL" or "n/a" (no equivalence yet, or the run failed)."""
+        """ "ok", "FAIL" or "n/a" (no equivalence yet, or the run failed)."""
         if self.equivalence is None:
             return "n/a"
         return "ok" if self.equivalence.ok else "FAIL"

@@ -127,6 +127,8 @@ class Experiment:
         self.calls_total: int | None = None
         self.compile_s: float | None = None
         self.cache_at_first_call: dict[str, int] = {}
+        #: Seconds spent in each phase, so a reader can tell torch's time from ours.
+        self.phase_s: dict[str, float] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -354,7 +356,9 @@ class Experiment:
         return counting_backend
 
     def _run_phases(self, report: dict[str, Any]) -> None:
+        t0 = time.perf_counter()
         module = self._load()
+        self.phase_s["load"] = time.perf_counter() - t0
         target, params_owner = self._target(module)
         calls = self._calls(module)
         device = self.settings["device"]
@@ -380,19 +384,27 @@ class Experiment:
         report["calls"] = index
         if index == 0:
             raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
+        self.phase_s["calls"] = time.perf_counter() - t0 - self.phase_s["load"]
         self._fill_diagnostics(report)
+        report["phase_s"] = self.phase_s
         diagnostics = dict(report, stage="diagnostics", notes=list(self.notes))
         self.emit({"event": "diagnostics", "report": diagnostics})
+        t1 = time.perf_counter()
         report["equivalence"] = self._equivalence(records, module, params_owner)
+        self.phase_s["equivalence"] = time.perf_counter() - t1
         if self.request.get("timing", True):
             # Diagnostics and output describe the calls of inputs(); the thousands of timed
             # repetitions would only drown them.
             self.capturer.pause()
             if self.on_timing_start is not None:
                 self.on_timing_start()
+            t2 = time.perf_counter()
             report["timings"] = self._timings(records[-1], target, compiled, index)
+            self.phase_s["timing"] = time.perf_counter() - t2
 
-    def _one_call(self, index: int, raw: Any, target: Callable[..., Any], compiled: Callable[..., Any], device: str) -> dict[str, Any]:
+    def _one_call(
+        self, index: int, raw: Any, target: Callable[..., Any], compiled: Callable[..., Any], device: str
+    ) -> dict[str, Any]:
         args = _as_call(raw, index)
         snapshot = clone_args(args, device)
         a_eager = clone_args(args, device)
@@ -425,7 +437,9 @@ class Experiment:
             "compiled_out": out_compiled,
         }
 
-    def _equivalence(self, records: list[dict[str, Any]], module: types.ModuleType, params_owner: torch.nn.Module | None) -> dict[str, Any]:
+    def _equivalence(
+        self, records: list[dict[str, Any]], module: types.ModuleType, params_owner: torch.nn.Module | None
+    ) -> dict[str, Any]:
         override = module.__dict__.get("TOLERANCE")
         if override is not None and not isinstance(override, dict):
             self.notes.append("TOLERANCE ignored: it must be a dict with atol and/or rtol")
@@ -467,7 +481,9 @@ class Experiment:
             )
         return value if value.requires_grad else None
 
-    def _grads_for(self, rec: dict[str, Any], loss_fn: Any, owner: torch.nn.Module | None, override: Any) -> list[dict[str, Any]] | None:
+    def _grads_for(
+        self, rec: dict[str, Any], loss_fn: Any, owner: torch.nn.Module | None, override: Any
+    ) -> list[dict[str, Any]] | None:
         index = rec["index"]
         equivalence.zero_grads(rec["eager_args"], owner)
         loss_e = self._loss(loss_fn, rec["eager_out"], "eager", index)
@@ -482,7 +498,16 @@ class Experiment:
         equivalence.zero_grads(rec["eager_args"], owner)
         loss_c = self._loss(loss_fn, rec["compiled_out"], "compiled", index)
         if loss_c is None:
-            return [{"name": "loss", "call": index, "ok": False, "max_abs": None, "max_rel": None, "note": "compiled output does not require grad"}]
+            return [
+                {
+                    "name": "loss",
+                    "call": index,
+                    "ok": False,
+                    "max_abs": None,
+                    "max_rel": None,
+                    "note": "compiled output does not require grad",
+                }
+            ]
         try:
             loss_c.reshape(()).backward()
         except BaseException as exc:  # noqa: BLE001
@@ -491,13 +516,17 @@ class Experiment:
         equivalence.zero_grads(rec["compiled_args"], owner)
         return equivalence.compare_grads(g_eager, g_compiled, index, override)
 
-    def _timings(self, rec: dict[str, Any], target: Callable[..., Any], compiled: Callable[..., Any], index: int) -> dict[str, Any]:
+    def _timings(
+        self, rec: dict[str, Any], target: Callable[..., Any], compiled: Callable[..., Any], index: int
+    ) -> dict[str, Any]:
         device = self.settings["device"]
         self.progress("timing", f"timing eager vs compiled on call {index}", index)
         min_run_time = float(self.request.get("min_run_time", 0.2))
         eager_args = clone_args(rec["snapshot"])
         compiled_args = clone_args(rec["snapshot"])
-        steady = timing.steady_state(target, compiled, eager_args, compiled_args, min_run_time=min_run_time, device=device)
+        steady = timing.steady_state(
+            target, compiled, eager_args, compiled_args, min_run_time=min_run_time, device=device
+        )
         counts = self.cache_at_first_call
         if self.settings["backend"] != "inductor":
             cache = "n/a"

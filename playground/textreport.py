@@ -22,8 +22,7 @@ def render(report: Report) -> str:
         lines.append(f"ERROR {report.error.one_line()}")
     if report.recompile_limit_hit:
         lines.append(
-            "RECOMPILE LIMIT HIT: fell back to eager for "
-            + "; ".join(report.recompile_limit_functions or ("a frame",))
+            "RECOMPILE LIMIT HIT: fell back to eager for " + "; ".join(report.recompile_limit_functions or ("a frame",))
         )
     if report.graph_breaks:
         lines.append(f"graph breaks ({report.graph_break_count}):")
@@ -44,7 +43,11 @@ def render(report: Report) -> str:
             for c in rows:
                 if c.ok and len(rows) > 6:
                     continue  # keep long lists short: show failures only
-                diff = "n/a" if c.max_abs is None else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
+                diff = (
+                    "n/a"
+                    if c.max_abs is None
+                    else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
+                )
                 note = f"  ({c.note})" if c.note else ""
                 lines.append(f"  {kind} call {c.call} {c.name}: {'ok' if c.ok else 'FAIL'}  {diff}{note}")
         if eq.note:

@@ -44,7 +44,7 @@ class SnippetWatcher:
         path: str | os.PathLike[str],
         on_change: Callable[[], None],
         *,
-        debounce_s: float = 0.15,
+        debounce_s: float = 0.05,
         poll: bool = False,
         poll_interval_s: float = 0.25,
     ) -> None:

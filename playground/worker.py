@@ -167,7 +167,9 @@ def main() -> None:
     channel = Channel()
     # A segfault or a hung run dumps the Python stack to stderr, which the client drains and
     # reads the snippet's line from.
-    faulthandler.enable(file=sys.stderr, all_threads=False)
+    # (a private copy of fd 2: during a run fd 2 points at the snippet's output file.)
+    crash_log = os.fdopen(os.dup(2), "w")
+    faulthandler.enable(file=crash_log, all_threads=False)
     started = time.perf_counter()
     import torch
 

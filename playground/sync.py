@@ -1,0 +1,63 @@
+"""A blocking facade over WorkerClient, for scripts, benchmarks and tests. Torch-free.
+
+It runs the client's event loop in a background thread, so synchronous code can keep one warm
+worker across many runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from playground.client import EventHandler, WorkerClient
+from playground.settings import Settings
+
+T = TypeVar("T")
+
+
+class SyncWorker:
+    def __init__(self, **client_kwargs: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="playground-client", daemon=True)
+        self._thread.start()
+        self.client = self._call(self._make(client_kwargs))
+
+    async def _make(self, kwargs: dict[str, Any]) -> WorkerClient:
+        return WorkerClient(**kwargs)
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> dict[str, Any]:
+        return self._call(self.client.start())
+
+    def run(
+        self,
+        path: str,
+        settings: Settings | None = None,
+        on_event: EventHandler | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        return self._call(self.client.run(path, settings or Settings(), on_event, **kwargs))
+
+    def cancel(self) -> None:
+        self._call(self.client.cancel())
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Any:
+        """Schedule a coroutine on the client's loop; returns a concurrent Future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def close(self) -> None:
+        try:
+            self._call(self.client.close(), timeout=15)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> SyncWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,67 @@
+"""Client behaviour around runs: cancelling a stale run, recycling a grown worker."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from playground.client import RunCancelled
+from playground.settings import Settings
+from playground.sync import SyncWorker
+
+SLOW = """
+import time
+import torch
+
+def fn(x):
+    return x + 1
+
+def inputs():
+    for i in range(50):
+        time.sleep(0.1)
+        yield torch.ones(2) * i
+"""
+
+
+def test_cancel_stops_a_run_at_its_next_checkpoint(worker, snippet):
+    path = snippet(SLOW)
+    pid = worker.client.hello["pid"]
+    future = worker.submit(worker.client.run(path, Settings(backend="eager"), timing=False))
+    time.sleep(1.0)
+    started = time.monotonic()
+    worker.cancel()
+    with pytest.raises(RunCancelled):
+        future.result(10)
+    assert time.monotonic() - started < 3
+    assert worker.client.hello["pid"] == pid  # stopped cooperatively: no restart needed
+
+
+def test_cancel_of_a_stuck_run_kills_and_restarts_the_worker(snippet):
+    path = snippet("import torch\ndef fn(x):\n    return x\ndef inputs():\n    while True:\n        pass\n")
+    with SyncWorker(timeout_s=60, cancel_grace_s=0.5) as w:
+        w.start()
+        pid = w.client.hello["pid"]
+        future = w.submit(w.client.run(path, Settings(backend="eager"), timing=False))
+        time.sleep(1.0)
+        w.cancel()
+        with pytest.raises(RunCancelled):
+            future.result(10)
+        good = w.run(
+            snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"),
+            Settings(backend="eager"),
+            timing=False,
+        )
+        assert good["error"] is None
+        assert w.client.hello["pid"] != pid
+        assert good["worker_restarted"] and "cancelled" in good["worker_restart_reason"]
+
+
+def test_worker_is_recycled_past_the_rss_ceiling(snippet):
+    path = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n")
+    with SyncWorker(rss_limit_mb=1.0) as w:  # any real worker is above 1 MiB
+        w.start()
+        first = w.run(path, Settings(backend="eager"), timing=False)
+        assert any("recycled" in n for n in first["notes"])
+        second = w.run(path, Settings(backend="eager"), timing=False)
+        assert second["worker_restarted"] and "RSS" in second["worker_restart_reason"]

@@ -1,0 +1,69 @@
+"""The private-torch compatibility layer and the log parsers, in process (imports torch)."""
+
+from __future__ import annotations
+
+from playground import compat
+from playground.capture import parse_graph_break, parse_guard_tree
+
+DUP_BREAK = (
+    "Graph break (user stack suppressed due to duplicate graph break) in user code at /s/snip.py:7\n"
+    "Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call:\n\n"
+    "Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+)
+
+
+def test_installed_torch_is_a_tested_version():
+    assert compat.torch_version() in compat.TESTED_VERSIONS, compat.version_warning()
+
+
+def test_graph_break_registry_ships_in_the_wheel():
+    registry = compat.graph_break_registry()
+    assert len(registry) > 400
+    assert "Tensor.item()" in registry["GB0124"]["gb_type"]
+    assert compat.graph_break_ids_by_type()["Data-dependent branching"] == "GB0170"
+
+
+def test_artifact_loggers_are_named_as_expected():
+    import logging
+
+    record = logging.LogRecord("torch._dynamo.guards.__recompiles", 10, "", 0, "m", None, None)
+    assert compat.artifact_of(record) == "recompiles"
+
+
+def test_duplicate_break_record_is_parsed_and_enriched_from_the_registry():
+    parsed = parse_graph_break(DUP_BREAK, "/s/snip.py")
+    assert parsed["line"] == 7
+    assert parsed["reason"] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert parsed["gb_id"] == "GB0124"
+    # Neither explanation nor hints are in the record: both come from the registry.
+    assert parsed["explanation"].startswith("Dynamo does not support tracing `Tensor.item()`")
+    assert parsed["hints"] == [
+        "Set `torch._dynamo.config.capture_scalar_outputs = True` or `export TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1` "
+        "to include these operations in the captured graph."
+    ]
+
+
+def test_break_in_a_library_file_points_at_the_snippet_frame():
+    message = (
+        "Graph break in user code at /lib/helper.py:3\n"
+        "Graph Break Reason: Failed to trace builtin operator\n"
+        "\nUser code traceback:\n"
+        '  File "/s/snip.py", line 12, in fn\n    helper(x)\n'
+        '  File "/lib/helper.py", line 3, in helper\n    print(x)\n'
+    )
+    parsed = parse_graph_break(message, "/s/snip.py")
+    assert parsed["file"] == "/lib/helper.py" and parsed["line"] == 12
+
+
+def test_guard_tree_keeps_guards_not_managers():
+    tree = (
+        "TREE_GUARD_MANAGER:\n"
+        "+- RootGuardManager\n"
+        "| +- GLOBAL_STATE: ___check_global_state()\n"
+        "| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x')\n"
+        "| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4])  # return x  # s.py:3\n"
+    )
+    assert parse_guard_tree(tree) == [
+        "GLOBAL_STATE: ___check_global_state()",
+        "TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4])  # return x  # s.py:3",
+    ]
