@@ -237,5 +237,15 @@ def graph_break_ids_by_type() -> dict[str, str]:
     return {v["gb_type"]: k for k, v in graph_break_registry().items() if v["gb_type"]}
 
 
+def trace_string_table() -> list[tuple[str, int]]:
+    """The structured trace interns file names once per process; a trace file of one run needs
+    the whole table at its top for tlparse to resolve them."""
+    try:
+        from torch._logging.structured import INTERN_TABLE
+    except ImportError:  # pragma: no cover
+        return []
+    return sorted(INTERN_TABLE.items(), key=lambda kv: kv[1])
+
+
 def exception_gb_type(exc: BaseException) -> str | None:
     return getattr(exc, "gb_type", None)

@@ -251,6 +251,7 @@ class Experiment:
         )
         if self.request.get("trace"):
             report["trace_lines"] = cap.trace_lines
+            report["trace_strings"] = compat.trace_string_table()
 
     def _load(self) -> types.ModuleType:
         self.progress("loading", "loading the snippet")
