@@ -1,0 +1,114 @@
+"""The session's run history and before/after comparisons. Torch-free.
+
+Every complete run is kept (content hash, settings, summary, time, the source that ran) so the
+app can say what an edit changed: breaks 1 -> 0, recompiles 8 -> 1, speedup 1.1x -> 1.9x,
+equivalence ok -> FAIL, with a diff of the snippet lines that changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from dataclasses import dataclass, field
+
+from playground.report import Report
+from playground.settings import Settings
+
+
+@dataclass(frozen=True)
+class Entry:
+    number: int
+    report: Report
+    source: str
+    at: float
+
+    @property
+    def settings(self) -> Settings:
+        return self.report.settings
+
+    def label(self) -> str:
+        clock = time.strftime("%H:%M:%S", time.localtime(self.at))
+        sha = self.report.content_sha256[:8] or "--------"
+        state = "error" if self.report.error else self.report.summary_line()
+        return f"#{self.number} {clock} {sha} {self.settings.label()}  {state}"
+
+
+@dataclass(frozen=True)
+class Change:
+    what: str
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        return f"{self.what} {self.before} -> {self.after}"
+
+
+def _speedup(r: Report) -> str:
+    if r.timings is None or r.timings.speedup is None:
+        return "n/a"
+    return f"{r.timings.speedup:.2f}x"
+
+
+def _error(r: Report) -> str:
+    return r.error.kind if r.error else "none"
+
+
+def changes(before: Report, after: Report) -> list[Change]:
+    """What differs between two runs, in the order a reader cares about."""
+    pairs = [
+        ("error", _error(before), _error(after)),
+        ("graphs", str(before.graph_count), str(after.graph_count)),
+        ("breaks", str(before.graph_break_count), str(after.graph_break_count)),
+        ("recompiles", str(before.recompile_count), str(after.recompile_count)),
+        (
+            "recompile limit",
+            "hit" if before.recompile_limit_hit else "no",
+            "hit" if after.recompile_limit_hit else "no",
+        ),
+        ("equivalence", before.equivalence_word, after.equivalence_word),
+        ("speedup", _speedup(before), _speedup(after)),
+    ]
+    return [Change(w, b, a) for w, b, a in pairs if b != a]
+
+
+def source_diff(before: str, after: str, context: int = 1) -> list[str]:
+    """Unified diff lines of the snippet (without the file headers)."""
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "before", "after", n=context, lineterm=""
+    )
+    return [line for line in lines if not line.startswith(("---", "+++"))]
+
+
+@dataclass
+class History:
+    """Runs of this session, oldest first."""
+
+    entries: list[Entry] = field(default_factory=list)
+    limit: int = 500
+
+    def add(self, report: Report, source: str, at: float | None = None) -> Entry:
+        entry = Entry(len(self.entries) + 1, report, source, time.time() if at is None else at)
+        self.entries.append(entry)
+        if len(self.entries) > self.limit:
+            del self.entries[0]
+        return entry
+
+    def previous_same_settings(self, entry: Entry) -> Entry | None:
+        """The newest earlier run under the same settings: what "since last time" means."""
+        for other in reversed(self.entries):
+            if other.number < entry.number and other.settings == entry.settings:
+                return other
+        return None
+
+    def get(self, number: int) -> Entry | None:
+        for entry in self.entries:
+            if entry.number == number:
+                return entry
+        return None
+
+
+def describe(before: Entry, after: Entry) -> str:
+    """One line: "#3 -> #4: breaks 1 -> 0, graphs 2 -> 1" (or "no change")."""
+    found = changes(before.report, after.report)
+    body = ", ".join(str(c) for c in found) if found else "no change in the numbers"
+    return f"#{before.number} -> #{after.number}: {body}"
