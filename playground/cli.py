@@ -15,17 +15,26 @@ from typing import Any
 from playground.client import WorkerClient, WorkerUnavailable
 from playground.report import Report
 from playground.settings import Settings, parse_dynamic
-from playground.snippet import literal_settings
+from playground.snippet import SnippetError, literal_settings, read_snippet
 
 COMMANDS = ("check", "watch", "matrix", "app")
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
+
+
+class _Auto(str):
+    """`--dynamic auto` given explicitly: distinct from "not given" (None)."""
+
+
+def _dynamic_arg(text: str) -> bool | None | str:
+    value = parse_dynamic(text)
+    return _Auto("auto") if value is None else value
 
 
 def _add_setting_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("settings (override the snippet's SETTINGS)")
     g.add_argument("--fullgraph", dest="fullgraph", action="store_true", default=None, help="fullgraph=True")
     g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False")
-    g.add_argument("--dynamic", type=parse_dynamic, default=None, metavar="auto|true|false")
+    g.add_argument("--dynamic", type=_dynamic_arg, default=None, metavar="auto|true|false")
     g.add_argument("--backend", default=None, metavar="NAME", help="eager, aot_eager, inductor, …")
     g.add_argument("--mode", default=None, metavar="NAME", help="default, reduce-overhead, max-autotune, …")
     g.add_argument("--device", default=None, choices=("cpu", "cuda"))
@@ -46,8 +55,10 @@ def settings_for(path: str | None, args: argparse.Namespace) -> Settings:
     base = Settings()
     if path:
         try:
-            base = Settings.from_dict({**base.to_dict(), **literal_settings(Path(path).read_text("utf-8"))})
-        except (OSError, UnicodeDecodeError, ValueError):
+            # read_snippet refuses FIFOs and devices, which a plain read would block on.
+            text = read_snippet(path).text
+            base = Settings.from_dict({**base.to_dict(), **literal_settings(text)})
+        except (SnippetError, ValueError):
             pass
     overrides = {
         "fullgraph": getattr(args, "fullgraph", None),
@@ -60,9 +71,9 @@ def settings_for(path: str | None, args: argparse.Namespace) -> Settings:
     if overrides["mode"] == "default":
         overrides["mode"] = None
         base = Settings.from_dict({**base.to_dict(), "mode": None})
-    # dynamic=None from argparse means "not given"; an explicit "auto" parses to None as well,
-    # so tell them apart by looking at argv.
-    explicit_auto = getattr(args, "_dynamic_auto", False)
+    explicit_auto = isinstance(overrides["dynamic"], _Auto)
+    if explicit_auto:
+        overrides["dynamic"] = None
     settings = base.merged(overrides)
     if explicit_auto:
         settings = Settings.from_dict({**settings.to_dict(), "dynamic": None})
@@ -89,11 +100,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 
 def parse(command: str, argv: list[str]) -> argparse.Namespace:
-    args = _parser(command).parse_args(argv)
-    args._dynamic_auto = any(a in ("--dynamic=auto", "--dynamic=none") for a in argv) or any(
-        a == "--dynamic" and i + 1 < len(argv) and argv[i + 1].lower() in ("auto", "none") for i, a in enumerate(argv)
-    )
-    return args
+    return _parser(command).parse_args(argv)
 
 
 def exit_code(report: dict[str, Any], args: argparse.Namespace) -> int:
@@ -200,7 +207,8 @@ def _app(argv: list[str]) -> int:
         k: v
         for k, v in {
             "fullgraph": args.fullgraph,
-            "dynamic": args.dynamic,
+            # An explicit --dynamic auto travels as the string "auto" (None means "not given").
+            "dynamic": str(args.dynamic) if isinstance(args.dynamic, _Auto) else args.dynamic,
             "backend": args.backend,
             "mode": args.mode,
             "device": args.device,
@@ -208,7 +216,7 @@ def _app(argv: list[str]) -> int:
         }.items()
         if v is not None
     }
-    result = tui_main(args.snippet, overrides)
+    result = tui_main(args.snippet, overrides, timeout_s=args.timeout)
     return int(result or 0)
 
 

@@ -90,9 +90,14 @@ class WorkerClient:
         self._stderr_task: asyncio.Task[None] | None = None
         self._run_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()
-        self._cancel_requested = False
+        #: Runs are numbered as they are submitted; cancel() cancels every run submitted before
+        #: it, including one still waiting for the lock.
+        self._submitted = 0
+        self._cancel_upto = 0
         self._running = False
         self._next_id = 0
+        self._current = 0
+        self._closed = False
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -135,12 +140,17 @@ class WorkerClient:
             self.hello = message
             return message
 
-    async def close(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
+    async def close(self, grace_s: float = 2.0) -> None:
+        """Shut the worker down; a busy worker (a run in flight) is killed at once."""
+        self._closed = True
+        if self._running:
+            self._cancel_upto = self._submitted
+            grace_s = 0.0
+        if self.proc is not None and self.proc.returncode is None and grace_s > 0:
             with contextlib.suppress(Exception):
                 await self._send({"op": "shutdown"})
                 self.proc.stdin.close()  # type: ignore[union-attr]
-                await asyncio.wait_for(self.proc.wait(), 2.0)
+                await asyncio.wait_for(self.proc.wait(), grace_s)
         await self._kill()
 
     async def _kill(self) -> None:
@@ -165,6 +175,8 @@ class WorkerClient:
 
     async def restart(self, reason: str, on_event: EventHandler | None = None) -> dict[str, Any]:
         await self._kill()
+        if self._closed:
+            return {}  # closing: a dying run must not bring a new worker up
         self.restarts += 1
         self._pending_restart = reason
         if on_event is not None:
@@ -212,11 +224,20 @@ class WorkerClient:
         """Run the snippet at `path` once; always returns a contract report dict (errors are
         data in report["error"]), or raises RunCancelled."""
         emit = on_event or (lambda event: None)
+        self._submitted += 1
+        number = self._submitted
         async with self._run_lock:
-            self._cancel_requested = False
+            if self._cancel_upto >= number:
+                raise RunCancelled()
             self._running = True
+            self._current = number
             try:
                 return await self._run_locked(path, settings, emit, timing, min_run_time, trace, timeout_s)
+            except asyncio.CancelledError:
+                # The caller's task was cancelled mid-run: the worker is still busy with it, and
+                # the next run must not read this one's messages. Replace the worker.
+                await asyncio.shield(self.restart("the previous run was abandoned mid-run"))
+                raise
             finally:
                 self._running = False
 
@@ -236,7 +257,7 @@ class WorkerClient:
         except SnippetError as exc:
             version = (self.hello or {}).get("torch_version", "")
             report = empty_report(str(Path(path).absolute()), settings, exc.error, version)
-            return self._stamp(report, None, started)
+            return self._stamp(report, exc.sha256, started)
         if not self.alive:
             if self.hello is not None or self.restarts:
                 await self.restart("the previous worker had exited", emit)
@@ -261,7 +282,7 @@ class WorkerClient:
         last_phase = "loading the snippet"
         deadline = time.monotonic() + timeout
         while True:
-            if self._cancel_requested:
+            if self._cancel_upto >= self._current:
                 return await self._finish_cancel(run_id, emit)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -363,8 +384,8 @@ class WorkerClient:
     async def cancel(self) -> None:
         """Cancel the run in flight: ask the worker to stop at its next checkpoint; if it does
         not within the grace period (a long Inductor compile), kill and restart it."""
+        self._cancel_upto = self._submitted
         if self._running:
-            self._cancel_requested = True
             async with self._run_lock:
                 pass
 

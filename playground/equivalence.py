@@ -100,6 +100,8 @@ def compare_tensors(
     entry["ok"] = not bool(bad.any())
     if torch.isnan(diff).any() and not entry["ok"]:
         entry["note"] = "NaN in one side only"
+    elif bool(both_nan.any()):
+        entry["note"] = f"NaN on both sides in {int(both_nan.sum())} element(s), counted equal"
     return entry
 
 

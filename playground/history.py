@@ -73,9 +73,7 @@ def changes(before: Report, after: Report) -> list[Change]:
 
 def source_diff(before: str, after: str, context: int = 1) -> list[str]:
     """Unified diff lines of the snippet (without the file headers)."""
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), "before", "after", n=context, lineterm=""
-    )
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", n=context, lineterm="")
     return [line for line in lines if not line.startswith(("---", "+++"))]
 
 

@@ -84,7 +84,11 @@ def clone_args(value: Any, device: str | None = None) -> Any:
         t = value.detach().clone()
         if device is not None:
             t = t.to(device)
-        return t.requires_grad_(value.requires_grad) if t.is_leaf and (t.is_floating_point() or t.is_complex()) else t
+        if t.is_leaf and (t.is_floating_point() or t.is_complex()):
+            t.requires_grad_(value.requires_grad)
+        # Python attributes ride along: torch._dynamo.mark_dynamic() stores its marks there.
+        t.__dict__.update(value.__dict__)
+        return t
     if isinstance(value, tuple):
         return tuple(clone_args(v, device) for v in value)
     if isinstance(value, list):
@@ -176,6 +180,11 @@ class Experiment:
                 "detail": "",
             }
             return self._finish(report, started)
+        if settings["backend"] == "inductor":
+            self.notes.append(
+                "Inductor runs with fallback_random=True so that dropout draws the same numbers as eager; "
+                "in a plain script Inductor's RNG differs from eager's"
+            )
         if settings["mode"] and settings["backend"] != "inductor":
             self.notes.append(f"mode {settings['mode']} ignored: only the inductor backend takes a mode")
         compat.clear_run_state()
@@ -381,7 +390,7 @@ class Experiment:
             except BaseException as exc:  # noqa: BLE001 - a generator raising mid-way
                 raise failure("snippet", exc, self.path, f"inputs() raised while producing call {index + 1}") from None
             index += 1
-            records.append(self._one_call(index, raw, target, compiled, device))
+            records.append(self._one_call(index, raw, target, compiled, device, module, params_owner))
         report["calls"] = index
         if index == 0:
             raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
@@ -404,7 +413,14 @@ class Experiment:
             self.phase_s["timing"] = time.perf_counter() - t2
 
     def _one_call(
-        self, index: int, raw: Any, target: Callable[..., Any], compiled: Callable[..., Any], device: str
+        self,
+        index: int,
+        raw: Any,
+        target: Callable[..., Any],
+        compiled: Callable[..., Any],
+        device: str,
+        module: types.ModuleType,
+        owner: torch.nn.Module | None,
     ) -> dict[str, Any]:
         args = _as_call(raw, index)
         snapshot = clone_args(args, device)
@@ -417,6 +433,10 @@ class Experiment:
             out_eager = target(*a_eager)
         except BaseException as exc:  # noqa: BLE001
             raise failure("snippet", exc, self.path, f"the target raised in eager mode on call {index}") from None
+        # Eager's backward runs now, before the compiled forward: a module that updates buffers
+        # in place (BatchNorm's running stats) would otherwise invalidate what eager's graph
+        # saved, and blame the snippet for our ordering.
+        eager_grads = self._eager_grads(index, out_eager, a_eager, module.__dict__.get("loss"), owner)
         self.progress("compiling", f"compiling call {index}", index)
         torch.manual_seed(seed)
         t0 = time.perf_counter()
@@ -431,6 +451,7 @@ class Experiment:
             self.cache_at_first_call = compat.cache_counts()
         return {
             "index": index,
+            "eager_grads": eager_grads,
             "snapshot": snapshot,
             "eager_args": a_eager,
             "compiled_args": a_compiled,
@@ -482,21 +503,31 @@ class Experiment:
             )
         return value if value.requires_grad else None
 
-    def _grads_for(
-        self, rec: dict[str, Any], loss_fn: Any, owner: torch.nn.Module | None, override: Any
-    ) -> list[dict[str, Any]] | None:
-        index = rec["index"]
-        equivalence.zero_grads(rec["eager_args"], owner)
-        loss_e = self._loss(loss_fn, rec["eager_out"], "eager", index)
+    def _eager_grads(
+        self, index: int, out: Any, args: tuple[Any, ...], loss_fn: Any, owner: torch.nn.Module | None
+    ) -> dict[str, torch.Tensor | None] | None:
+        """Eager's gradients for one call (None when nothing requires grad)."""
+        equivalence.zero_grads(args, owner)
+        loss_e = self._loss(loss_fn, out, "eager", index)
         if loss_e is None:
             return None
         try:
             loss_e.reshape(()).backward()
         except BaseException as exc:  # noqa: BLE001
             raise failure("snippet", exc, self.path, f"eager backward of call {index} raised") from None
-        g_eager = equivalence.collect_grads(rec["eager_args"], owner)
+        grads = equivalence.collect_grads(args, owner)
         # Parameters are shared by the module and its compiled wrapper: clear them between passes.
-        equivalence.zero_grads(rec["eager_args"], owner)
+        equivalence.zero_grads(args, owner)
+        return grads
+
+    def _grads_for(
+        self, rec: dict[str, Any], loss_fn: Any, owner: torch.nn.Module | None, override: Any
+    ) -> list[dict[str, Any]] | None:
+        index = rec["index"]
+        g_eager = rec["eager_grads"]
+        if g_eager is None:
+            return None
+        equivalence.zero_grads(rec["compiled_args"], owner)
         loss_c = self._loss(loss_fn, rec["compiled_out"], "compiled", index)
         if loss_c is None:
             return [

@@ -11,6 +11,7 @@ import errno
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ from typing import Any
 class SnippetError(Exception):
     """The file cannot be run at all; `error` is the report's error object."""
 
-    def __init__(self, exc_type: str, message: str, line: int | None = None) -> None:
+    def __init__(self, exc_type: str, message: str, line: int | None = None, sha256: str | None = None) -> None:
         super().__init__(message)
         self.error = {"kind": "snippet", "type": exc_type, "message": message, "line": line, "detail": ""}
+        #: The SHA-256 of the bytes read, when the file could be read at all.
+        self.sha256 = sha256
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,17 @@ class SnippetSource:
 def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
     """The file's text and the SHA-256 of its bytes, or a SnippetError saying why not."""
     p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise SnippetError("FileNotFoundError", f"no such file: {p}") from None
+    except OSError as exc:
+        raise SnippetError(type(exc).__name__, f"cannot read {p}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise SnippetError("IsADirectoryError", f"{p} is a directory, not a snippet file")
+    if not stat.S_ISREG(mode):
+        # A FIFO or a device would block the read or never end: refuse it.
+        raise SnippetError("NotARegularFile", f"{p} is not a regular file")
     try:
         data = p.read_bytes()
     except FileNotFoundError:
@@ -48,7 +62,7 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
         raise SnippetError(type(exc).__name__, f"cannot read {p}: {exc.strerror or exc}") from None
     sha = hashlib.sha256(data).hexdigest()
     if not data.strip():
-        raise SnippetError("EmptySnippet", f"{p.name} is empty: define `fn` or `model` and `inputs()`")
+        raise SnippetError("EmptySnippet", f"{p.name} is empty: define `fn` or `model` and `inputs()`", None, sha)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -57,6 +71,7 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
             "UnicodeDecodeError",
             f"{p.name} is not UTF-8: byte 0x{data[exc.start]:02x} at line {line}",
             line,
+            sha,
         ) from None
     return SnippetSource(path=str(p.resolve()), text=text, sha256=sha)
 
@@ -106,3 +121,13 @@ def snippet_line_in_stack(stderr_text: str, path: str) -> int | None:
         if os.path.realpath(match.group("file")) == target:
             return int(match.group("line"))
     return None
+
+
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file; OSError for anything else (a FIFO or device would block a
+    plain read, and a UI thread must never block)."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise IsADirectoryError(f"{path} is not a regular file")
+    with open(path, "rb") as fh:
+        return fh.read()

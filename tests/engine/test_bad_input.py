@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -88,7 +89,7 @@ def test_non_utf8_file_names_the_line(worker, tmp_path):
     path.write_bytes(b"import torch\n# caf\xe9\n")
     report = run(worker, str(path))
     assert report["error"]["type"] == "UnicodeDecodeError" and report["error"]["line"] == 2
-    assert report["content_sha256"] == ""  # nothing ran
+    assert report["content_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_missing_file_and_directory(worker, tmp_path):

@@ -1,0 +1,199 @@
+"""The gallery proves its own claims on the installed torch.
+
+Every `snippets/*.py` declares, in a module-level `EXPECTED` dict, what the headless check
+reports under its default SETTINGS (graphs, breaks, recompiles, the recompile limit, the
+error kind and type, equivalence), and in an optional `VARIANTS` list what the settings keys
+its header suggests ("press f", "press d") change. These tests run each through the real
+worker and compare, so a torch upgrade that changes a behaviour fails with the snippet's
+name and the numbers. A second set runs each file standalone, as `python snippets/NAME.py`.
+
+The test process stays torch-free: snippets are read with `ast`, and torch runs only in the
+worker and in the standalone subprocesses.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from playground.settings import Settings
+from playground.snippet import literal_settings
+from playground.sync import SyncWorker
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = sorted(p for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
+
+#: Keys every EXPECTED must give; `error_type` is required when `error` is not None.
+REQUIRED = ("graph_count", "graph_break_count", "recompile_count", "recompile_limit_hit", "error", "equivalence_ok")
+ALLOWED = {*REQUIRED, "error_type"}
+#: The header lines a reader sees, e.g.
+#:     Expected (torch 2.13/2.14, default SETTINGS):
+#:     graphs 2, breaks 1, recompiles 0, limit hit no, raises no
+#: where "raises" is "no" or the error kind and type, as in "raises compile UserError".
+HEADER_LINE = re.compile(
+    r"^Expected \(torch [^)]*, default SETTINGS\):\s+graphs (?P<graphs>\d+), breaks (?P<breaks>\d+), "
+    r"recompiles (?P<recompiles>\d+), limit hit (?P<limit>yes|no), "
+    r"raises (?P<raises>no|(?P<kind>compile|snippet|worker) (?P<type>\w+))$",
+    re.M,
+)
+STANDALONE_TIMEOUT_S = 300  # an Inductor snippet on a cold C++ cache takes ~20 s; the rest ~5 s
+
+
+def _module_literal(path: Path, name: str) -> Any:
+    """The literal value of a module-level assignment, without running the snippet."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def _settings(path: Path, overrides: dict[str, Any] | None = None) -> Settings:
+    """What `check` would use: defaults, then the snippet's SETTINGS, then the overrides."""
+    snippet_settings = literal_settings(path.read_text(encoding="utf-8"))
+    return Settings.from_dict({**Settings().to_dict(), **snippet_settings, **(overrides or {})})
+
+
+def _inductor_mark(settings: Settings) -> tuple[Any, ...]:
+    return (pytest.mark.inductor,) if settings.backend == "inductor" else ()
+
+
+def _check_cases() -> Iterator[Any]:
+    for path in SNIPPETS:
+        expected = _module_literal(path, "EXPECTED") or {}
+        settings = _settings(path)
+        yield pytest.param(path, {}, expected, id=path.stem, marks=_inductor_mark(settings))
+        for variant in _module_literal(path, "VARIANTS") or ():
+            overrides = variant["settings"]
+            label = ",".join(f"{k}={v}" for k, v in overrides.items())
+            yield pytest.param(
+                path,
+                overrides,
+                variant["expected"],
+                id=f"{path.stem}[{label}]",
+                marks=_inductor_mark(_settings(path, overrides)),
+            )
+
+
+def _standalone_cases() -> Iterator[Any]:
+    for path in SNIPPETS:
+        yield pytest.param(path, id=path.stem, marks=_inductor_mark(_settings(path)))
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[SyncWorker]:
+    """One warm worker for every gallery run, as the app keeps one."""
+    w = SyncWorker(timeout_s=STANDALONE_TIMEOUT_S)
+    w.start()
+    yield w
+    w.close()
+
+
+def _observed(report: dict[str, Any]) -> dict[str, Any]:
+    error = report.get("error") or {}
+    equivalence = report.get("equivalence")
+    return {
+        "graph_count": report["graph_count"],
+        "graph_break_count": report["graph_break_count"],
+        "recompile_count": report["recompile_count"],
+        "recompile_limit_hit": report["recompile_limit_hit"],
+        "error": error.get("kind"),
+        "error_type": error.get("type"),
+        "equivalence_ok": None if equivalence is None else equivalence.get("ok"),
+    }
+
+
+def test_the_gallery_has_the_bundled_default() -> None:
+    assert (ROOT / "snippets" / "default.py") in SNIPPETS
+
+
+@pytest.mark.parametrize("path", SNIPPETS, ids=[p.stem for p in SNIPPETS])
+def test_snippet_declares_what_it_expects(path: Path) -> None:
+    expected = _module_literal(path, "EXPECTED")
+    assert isinstance(expected, dict), f"{path.name}: no literal module-level EXPECTED dict"
+    missing = [k for k in REQUIRED if k not in expected]
+    unknown = set(expected) - ALLOWED
+    assert not missing and not unknown, f"{path.name}: EXPECTED missing {missing}, unknown {sorted(unknown)}"
+    if expected["error"] is not None:
+        assert expected.get("error_type"), f"{path.name}: an expected error needs its error_type"
+    for variant in _module_literal(path, "VARIANTS") or ():
+        assert set(variant) == {"settings", "expected"}, f"{path.name}: a VARIANTS entry is {variant!r}"
+        assert set(variant["expected"]) <= ALLOWED, f"{path.name}: unknown keys in {variant!r}"
+
+
+@pytest.mark.parametrize("path", SNIPPETS, ids=[p.stem for p in SNIPPETS])
+def test_header_says_what_expected_says(path: Path) -> None:
+    """The header comment a reader sees and the EXPECTED dict the test checks must agree."""
+    text = path.read_text(encoding="utf-8")
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    title = doc.strip().splitlines()[0] if doc.strip() else ""
+    assert title and len(title) <= 46, f"{path.name}: the gallery title must fit one row at 80 columns: {title!r}"
+    for section in ("What it shows", "Look at", "Try next"):
+        assert section in doc, f"{path.name}: header lacks its {section!r} paragraph"
+    match = HEADER_LINE.search(doc)
+    assert match, f"{path.name}: no 'Expected (torch ..., default SETTINGS): graphs N, ...' line"
+    expected = _module_literal(path, "EXPECTED")
+    said = {
+        "graph_count": int(match["graphs"]),
+        "graph_break_count": int(match["breaks"]),
+        "recompile_count": int(match["recompiles"]),
+        "recompile_limit_hit": match["limit"] == "yes",
+        "error": match["kind"],
+        "error_type": match["type"],
+    }
+    wanted = {k: expected.get(k) for k in said}
+    assert said == wanted, f"{path.name}: header line says {said}, EXPECTED says {wanted}"
+
+
+@pytest.mark.parametrize(("path", "overrides", "expected"), list(_check_cases()))
+def test_check_reports_what_the_snippet_claims(
+    worker: SyncWorker, path: Path, overrides: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    settings = _settings(path, overrides)
+    report = worker.run(str(path), settings, timing=False)
+    observed = _observed(report)
+    wrong = {k: {"expected": v, "torch reported": observed[k]} for k, v in expected.items() if observed[k] != v}
+    error = report.get("error") or {}
+    assert not wrong, (
+        f"{path.name} under {settings.label()} on torch {report.get('torch_version')}: {wrong}; "
+        f"error: {error.get('kind')} {error.get('type')}: {error.get('message', '')[:300]}; "
+        f"breaks: {[(b.get('reason'), b.get('line'), b.get('count')) for b in report.get('graph_breaks', [])]}"
+    )
+
+
+@pytest.mark.parametrize("path", list(_standalone_cases()))
+def test_snippet_runs_standalone(path: Path) -> None:
+    """`python snippets/NAME.py` exits 0; the refusing ones catch and print their error."""
+    done = subprocess.run(
+        [sys.executable, str(path)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=STANDALONE_TIMEOUT_S,
+    )
+    assert done.returncode == 0, f"python {path.relative_to(ROOT)} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.strip(), f"python {path.relative_to(ROOT)} printed nothing"
+
+
+@pytest.mark.inductor
+def test_dropout_masks_differ_under_plain_inductor() -> None:
+    """dropout.py's header claim: outside the playground (no fallback_random), Inductor's own
+    random numbers give masks different from eager's."""
+    path = ROOT / "snippets" / "dropout.py"
+    done = subprocess.run(
+        [sys.executable, str(path), "--inductor"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=STANDALONE_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "inductor same dropout mask as eager: False" in done.stdout, done.stdout

@@ -1,0 +1,67 @@
+"""The app on the real torch worker (backend eager, a few seconds): the fake's contract holds."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tui_fakes import bar_text, pane_text, settle
+
+from playground.client import WorkerClient
+from tui.factory import make_app
+from tui.messages import SnippetChanged
+
+SNIPPET = '''"""Print in the middle: one graph break."""
+import time
+import torch
+
+SETTINGS = {"backend": "eager"}
+
+
+def fn(x):
+    y = torch.sin(x)
+    print("y", y.sum())
+    return y.cos()
+
+
+def inputs():
+    time.sleep(SLEEP)
+    return [(torch.ones(4),)]
+
+SLEEP = 0.0
+'''
+
+
+def save(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+async def test_real_worker_break_fix_and_superseded_run(tmp_path: Path):
+    path = tmp_path / "printing.py"
+    path.write_text(SNIPPET)
+    app = make_app(path, engine=WorkerClient(timeout_s=60), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, timeout=90)
+        assert "graphs 2  breaks 1" in bar_text(app), bar_text(app)
+        assert "BREAK" in pane_text(app, "source")
+        assert "y tensor(" in pane_text(app, "output")
+
+        # A run stuck for a minute is superseded by the next save and cancelled on the worker.
+        save(path, SNIPPET.replace("SLEEP = 0.0", "SLEEP = 60.0"))
+        app.post_message(SnippetChanged())
+        await pilot.pause(1.0)
+        assert app.main.view.run.kind == "running"
+        started = time.monotonic()
+        save(path, SNIPPET.replace('    print("y", y.sum())\n', ""))
+        app.post_message(SnippetChanged())
+        await settle(pilot, timeout=60)
+        assert time.monotonic() - started < 30
+        assert "graphs 1  breaks 0" in bar_text(app), bar_text(app)
+        assert not app.main.view.stale
+
+        await pilot.press("f")  # fullgraph on a clean function: still fine
+        await settle(pilot, timeout=60)
+        assert "graphs 1  breaks 0" in bar_text(app) and "done" in bar_text(app)

@@ -1,0 +1,52 @@
+"""The run state and the summary bar, in words."""
+
+from __future__ import annotations
+
+from tui_fakes import load_fixture, plain
+
+from playground.report import Report
+from playground.settings import Settings
+from tui.keys import KEYS, PANES, markdown_table
+from tui.state import RunState, View
+from tui.summary import settings_text, summary_text, title_text
+
+
+def test_run_state_words():
+    assert RunState("starting").words() == "starting torch…"
+    assert RunState("running", "compiling", 2, 5, "compiling call 2").words() == "compiling call 2/5…"
+    assert RunState("running", "compiling", 1, None).words() == "compiling call 1…"
+    assert RunState("running", "timing", message="timing eager vs compiled").words() == "timing eager vs compiled…"
+    assert RunState("done", duration_s=1.234).words() == "done in 1.2 s"
+    assert RunState("error", message="compile error at line 3: Unsupported").words().startswith("error: compile")
+    assert RunState("queued", message="saved").words() == "saved: rerunning…"
+    assert RunState("idle").words() == "idle"
+
+
+def test_summary_has_the_tokens_then_the_state_and_says_stale():
+    report = Report.from_dict(load_fixture("break"))
+    view = View(report=report, run=RunState("done", duration_s=1.4))
+    assert plain(summary_text(view)).strip() == (
+        "graphs 2  breaks 1  recompiles 0  equiv ok  speedup 0.22x  |  done in 1.4 s"
+    )
+    stale = View(report=report, stale=True, run=RunState("running", "loading"))
+    assert plain(summary_text(stale)).startswith("STALE  graphs 2")
+    assert "no result yet  |  starting torch…" in plain(summary_text(View()))
+
+
+def test_title_and_settings_bars():
+    view = View(snippet_name="s.py", hello={"torch_version": "2.13.0", "cuda_available": True})
+    assert plain(title_text(view)).strip() == "s.py  torch 2.13.0  device cpu (cuda available)"
+    assert "torch: starting…" in plain(title_text(View(snippet_name="s.py")))
+    text = plain(settings_text(Settings(fullgraph=True, dynamic=False, backend="eager")), width=200)
+    assert text.strip() == "f fullgraph on d dynamic false b backend eager m mode default c device cpu"
+    used = plain(settings_text(Settings(device="cuda"), Settings(device="cpu")), width=300)
+    assert "(worker used:" in used
+
+
+def test_every_key_has_an_id_a_tooltip_and_a_pane_key_each():
+    ids = [key.id for key in KEYS]
+    assert len(ids) == len(set(ids))
+    assert all(key.help for key in KEYS)
+    assert [key.key for key in KEYS if key.id.startswith("pane-")] == [str(n) for n in range(1, len(PANES) + 1)]
+    table = markdown_table()
+    assert "| `f` | Toggle fullgraph" in table and "| `?` | Help" in table

@@ -1,0 +1,210 @@
+"""A fake engine with the WorkerClient's async API, answering from rules or canned reports.
+
+The rules stand in for torch just enough to drive the UI: a line containing `.sum() > 0`
+is a graph break (a refusal under fullgraph), `SHAPES` in the file means three input
+shapes (recompiles depending on dynamic), `CRASH` kills the "worker" once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from playground.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+HELLO = {
+    "torch_version": "2.13.0+cpu",
+    "cuda_available": False,
+    "backends": ["cudagraphs", "eager", "inductor", "aot_eager", "tvm"],
+    "pid": 4242,
+}
+
+
+class RunCancelled(Exception):
+    """Same name as playground.client.RunCancelled, which the app matches by name."""
+
+
+def load_fixture(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+def base_report(text: str, settings: Settings) -> dict[str, Any]:
+    return {
+        "torch_version": HELLO["torch_version"],
+        "settings": settings.to_dict(),
+        "stage": "complete",
+        "content_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "calls": 1,
+        "graph_count": 1,
+        "graph_breaks": [],
+        "graph_break_count": 0,
+        "recompiles": [],
+        "recompile_count": 0,
+        "recompile_limit_hit": False,
+        "guards": [{"compile_id": "0/0", "function": "fn", "guards": ["GLOBAL_STATE: ok"]}],
+        "error": None,
+        "equivalence": {"ok": True, "outputs": [{"name": "output", "max_abs": 0.0, "ok": True}]},
+        "timings": {"compile_s": 0.04, "eager_ms": 0.02, "compiled_ms": 0.01, "speedup": 2.0},
+        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
+        "output": {"text": "", "bytes": 0, "truncated": False},
+        "duration_s": 0.5,
+    }
+
+
+def rule_report(text: str, settings: Settings) -> dict[str, Any]:
+    """What a tiny torch would say about `text` under `settings`."""
+    report = base_report(text, settings)
+    break_lines = [n for n, line in enumerate(text.splitlines(), 1) if ".sum() > 0" in line]
+    if break_lines and settings.fullgraph:
+        report.update(
+            graph_count=0,
+            equivalence=None,
+            timings=None,
+            error={
+                "kind": "compile",
+                "type": "Unsupported",
+                "message": "Data-dependent branching",
+                "line": break_lines[0],
+            },
+        )
+        return report
+    if break_lines:
+        report["graph_count"] = 2
+        report["graph_break_count"] = len(break_lines)
+        report["graph_breaks"] = [
+            {"reason": "Data-dependent branching", "hint": "use torch.cond", "line": n, "count": 1} for n in break_lines
+        ]
+    if "SHAPES" in text:
+        extra = {None: 1, False: 2, True: 0}[settings.dynamic]
+        report["graph_count"] += extra
+        report["recompile_count"] = extra
+        report["recompiles"] = [
+            {"function": "fn", "compile_id": f"0/{k + 1}", "reasons": [f"0/{k}: tensor 'x' size mismatch"]}
+            for k in range(extra)
+        ]
+    return report
+
+
+class FakeEngine:
+    """Records every run; `respond` builds the report; `gate` (if set) holds runs until set."""
+
+    def __init__(
+        self,
+        respond: Callable[[str, Settings], dict[str, Any]] = rule_report,
+        *,
+        hello: dict[str, Any] | None = None,
+        calls: int = 2,
+    ) -> None:
+        self.respond = respond
+        self.hello: dict[str, Any] | None = None
+        self._hello = dict(hello or HELLO)
+        self.calls = calls
+        self.runs: list[tuple[str, Settings]] = []
+        self.cancels = 0
+        self.closed = False
+        self.crash_next = False
+        self.gate: asyncio.Event | None = None
+        self._cancel = asyncio.Event()
+
+    async def start(self) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        self.hello = self._hello
+        return self.hello
+
+    async def run(
+        self,
+        path: str,
+        settings: Settings,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        emit = on_event or (lambda event: None)
+        text = Path(path).read_text()
+        self.runs.append((text, settings))
+        self._cancel = asyncio.Event()
+        for call in range(1, self.calls + 1):
+            emit({"event": "progress", "phase": "compiling", "call": call, "calls": self.calls, "message": ""})
+            await asyncio.sleep(0)
+        if self.gate is not None:
+            waiter = asyncio.ensure_future(self.gate.wait())
+            cancelled = asyncio.ensure_future(self._cancel.wait())
+            await asyncio.wait({waiter, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            cancelled.cancel()
+        if self._cancel.is_set():
+            raise RunCancelled()
+        if self.crash_next or "CRASH" in text and len(self.runs) == 1:
+            self.crash_next = False
+            emit({"event": "restarted", "reason": "worker exited with signal 9"})
+            report = base_report(text, settings)
+            report.update(
+                graph_count=0,
+                equivalence=None,
+                timings=None,
+                worker_restarted=True,
+                error={"kind": "worker", "type": "WorkerDied", "message": "worker exited with signal 9"},
+            )
+            return report
+        report = self.respond(text, settings)
+        diagnostics = copy.deepcopy(report)
+        diagnostics.update(stage="diagnostics", equivalence=None, timings=None)
+        emit({"event": "diagnostics", "report": diagnostics})
+        await asyncio.sleep(0)
+        return report
+
+    async def cancel(self) -> None:
+        self.cancels += 1
+        self._cancel.set()
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def canned(name: str) -> Callable[[str, Settings], dict[str, Any]]:
+    """A respond function that returns one fixture report whatever runs."""
+    report = load_fixture(name)
+    return lambda text, settings: copy.deepcopy(report)
+
+
+async def settle(pilot, timeout: float = 5.0) -> None:
+    """Wait until the app has no run in flight and every posted message is handled."""
+    import time
+
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        busy = [w for w in app.workers if not w.is_finished]
+        kind = app.main.view.run.kind
+        if not busy and kind not in ("starting", "queued", "running"):
+            await pilot.pause()
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"the app did not settle: {app.main.view.run}")
+
+
+def plain(renderable, width: int = 100) -> str:
+    """A Rich renderable as the plain text a monochrome terminal would show."""
+    from rich.console import Console
+
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def pane_text(app, pane: str) -> str:
+    """The plain text a pane shows right now."""
+    from textual.widgets import Static
+
+    return plain(app.main.query_one(f"#pane-{pane}").query_one(Static).content)
+
+
+def bar_text(app, bar: str = "summary") -> str:
+    return plain(app.main.query_one(f"#{bar}").content, width=200)

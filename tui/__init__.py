@@ -1,0 +1,4 @@
+"""The Textual playground: live panes over a torch.compile experiment.
+
+Never imports torch: the worker process behind `playground.client` does that.
+"""

@@ -1,0 +1,141 @@
+"""The playground app: settings, keys and wiring. The run pipeline lives in `tui.pipeline`."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from textual.app import App, SuspendNotSupported
+from textual.screen import Screen
+
+from playground.settings import CORE_BACKENDS, DYNAMICS, MODES, Settings, cycle
+from tui.commands import KeyCommands
+from tui.engine import Engine
+from tui.files import GalleryEntry, bundled_snippets_dir, list_gallery, open_copy
+from tui.keys import BINDINGS
+from tui.pipeline import RunPipeline
+from tui.screens.gallery import GalleryScreen
+from tui.screens.help import HelpScreen
+from tui.screens.main import MainScreen
+
+
+class PlaygroundApp(RunPipeline, App[None]):
+    """Watches one snippet and shows torch.compile's view of it. Build it with `make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "compile-playground"
+    BINDINGS = BINDINGS
+    COMMANDS = App.COMMANDS | {KeyCommands}
+
+    def __init__(
+        self,
+        snippet: Path,
+        *,
+        engine: Engine,
+        settings: Settings,
+        watch: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        notice: str = "",
+    ) -> None:
+        super().__init__()
+        self.notice = notice
+        self.main = MainScreen()
+        self.init_pipeline(snippet, engine, settings, watch=watch, clock=clock)
+
+    def get_default_screen(self) -> Screen:
+        return self.main
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Behind the help or the gallery only quitting reaches the app: a stray key must not
+        # change settings unseen. (The command palette runs its choice after closing.)
+        if isinstance(self.screen, (HelpScreen, GalleryScreen)) and action != "quit":
+            return False
+        if action == "toggle_device":
+            cuda = bool((self.hello or {}).get("cuda_available"))
+            # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
+            return True if cuda or self.settings.device == "cuda" else None
+        return True
+
+    # Settings: each change reruns at once.
+    def _change(self, settings: Settings, what: str) -> None:
+        self.settings = settings
+        self.request_run(f"{what} changed")
+
+    def action_toggle_fullgraph(self) -> None:
+        self._change(replace(self.settings, fullgraph=not self.settings.fullgraph), "fullgraph")
+
+    def action_cycle_dynamic(self) -> None:
+        self._change(replace(self.settings, dynamic=cycle(DYNAMICS, self.settings.dynamic)), "dynamic")
+
+    def action_cycle_backend(self) -> None:
+        self._change(replace(self.settings, backend=cycle(self.backends, self.settings.backend)), "backend")
+
+    def action_cycle_mode(self) -> None:
+        self._change(replace(self.settings, mode=cycle(MODES, self.settings.mode)), "mode")
+
+    def action_toggle_device(self) -> None:
+        device = "cpu" if self.settings.device == "cuda" else "cuda"
+        self._change(replace(self.settings, device=device), "device")
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The core backends, then whatever else the worker's torch registered."""
+        extra = (self.hello or {}).get("backends") or ()
+        return tuple(dict.fromkeys([*CORE_BACKENDS, *extra]))
+
+    async def action_quit(self) -> None:
+        # Stop the run before closing the engine, so a run cut short mid-compile is not
+        # mistaken for a crashed worker and restarted on the way out.
+        self.stop_watching()
+        await self.shutdown_engine()
+        self.exit()
+
+    def action_rerun(self) -> None:
+        self.request_run("rerun")
+
+    def action_show_pane(self, pane: str) -> None:
+        self.main.show_pane(pane)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_gallery(self) -> None:
+        self.push_screen(GalleryScreen(list_gallery(bundled_snippets_dir())), self._open_entry)
+
+    def _open_entry(self, entry: GalleryEntry | None) -> None:
+        if entry is None:
+            return
+        try:
+            path, created = open_copy(entry.path, Path.cwd())
+        except OSError as exc:
+            self.notify(f"could not copy {entry.name}: {exc}", severity="error")
+            return
+        if created:
+            self.notify(f"opened a copy: {path}")
+        else:
+            self.notify(f"{path.name} already exists here: opened it as it is", severity="warning")
+        self.open_snippet(path)
+
+    def action_edit(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("set $EDITOR (or $VISUAL) to edit from here", severity="warning")
+            return
+        try:
+            with self.suspend():
+                subprocess.run([*shlex.split(editor), str(self.snippet)], check=False)
+        except SuspendNotSupported:
+            self.notify(
+                "this display cannot suspend (a browser?): edit the file elsewhere; saving reruns",
+                severity="warning",
+            )
+            return
+        except OSError as exc:
+            self.notify(f"could not start {editor}: {exc}", severity="error")
+            return
+        self.request_run("edited")

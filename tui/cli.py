@@ -1,0 +1,56 @@
+"""`compile-playground [SNIPPET]`: the entry the project's CLI calls to open the app."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tui.factory import initial_settings, make_app
+from tui.files import bundled_snippets_dir, copy_without_overwrite
+
+#: Where the no-argument start puts its editable copy of the default snippet.
+DEFAULT_COPY = "snippet.py"
+
+
+def default_snippet(directory: Path) -> tuple[Path, str]:
+    """An editable copy of the bundled default snippet in `directory`, and what to tell the user.
+
+    An existing file is opened untouched: it may be the user's work from last time.
+    """
+    dest = directory / DEFAULT_COPY
+    source = bundled_snippets_dir() / "default.py"
+    if dest.exists():
+        return dest, f"opened your existing {DEFAULT_COPY} (not overwritten)"
+    if not source.exists():
+        raise FileNotFoundError(f"the bundled default snippet is missing: {source}")
+    if copy_without_overwrite(source, dest):
+        return dest, f"created {DEFAULT_COPY} from the default snippet: edit and save it"
+    return dest, f"opened your existing {DEFAULT_COPY} (not overwritten)"
+
+
+def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, timeout_s: float | None = None) -> int:
+    """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
+
+    `settings_overrides` are the CLI's setting flags; None values mean "not given", and the
+    rest win over the snippet's SETTINGS (strings such as "auto" are parsed). `timeout_s` is
+    the worker's run timeout (the client's default when None).
+    """
+    from tui.engine import real_engine
+
+    try:
+        if path is None:
+            snippet, notice = default_snippet(Path.cwd())
+        else:
+            snippet, notice = Path(path), ""
+            if not snippet.is_file():
+                raise FileNotFoundError(f"no such snippet file: {path}")
+    except OSError as exc:
+        # Before the app owns the terminal, stderr is the place to say it.
+        print(f"compile-playground: {exc}", file=sys.stderr)
+        return 2
+    settings = initial_settings(snippet, settings_overrides)
+    engine = real_engine(**({"timeout_s": timeout_s} if timeout_s else {}))
+    app = make_app(snippet, engine=engine, settings=settings, notice=notice)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,43 @@
+"""What the app needs from an engine: `playground.client.WorkerClient`, or a fake in tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from playground.settings import Settings
+
+
+class Engine(Protocol):
+    """The async API of the warm torch worker, as the app uses it."""
+
+    hello: dict[str, Any] | None
+
+    async def start(self) -> dict[str, Any]: ...
+
+    async def run(
+        self,
+        path: str,
+        settings: Settings,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def cancel(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def is_run_cancelled(exc: BaseException) -> bool:
+    """Whether `exc` is the engine saying the run was cancelled on request.
+
+    Matched by name so that fakes need not import the real client, whose module the UI
+    only loads when it builds the real engine.
+    """
+    return type(exc).__name__ == "RunCancelled"
+
+
+def real_engine(**kwargs: Any) -> Engine:
+    """The torch worker client; imported here, late, so tests never need it."""
+    from playground.client import WorkerClient
+
+    return WorkerClient(**kwargs)

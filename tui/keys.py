@@ -1,0 +1,157 @@
+"""Every key of the app in one table: the bindings, the footer, the help screen, the command
+palette and the README's key table are all built from it, so they cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+#: The panes, in tab order; key n shows the n-th.
+PANES: tuple[tuple[str, str], ...] = (
+    ("source", "Source"),
+    ("breaks", "Breaks"),
+    ("graphs", "Graphs"),
+    ("guards", "Guards"),
+    ("recompiles", "Recomp"),
+    ("equivalence", "Equiv"),
+    ("timings", "Timing"),
+    ("logs", "Logs"),
+    ("output", "Output"),
+)
+
+#: What each pane means, for the help screen.
+PANE_HELP: dict[str, str] = {
+    "source": "the snippet; B marks a graph-break line, R a recompiled function, E an error, "
+    "with the reason on the row below",
+    "breaks": "each distinct graph-break site: reason, torch's hints, line, how often it fired",
+    "graphs": "each FX graph handed to the backend (and Inductor's code for it): a break "
+    "ends one graph and starts the next",
+    "guards": "the checks each compiled entry runs before reuse; FAILED marks the one a later call broke",
+    "recompiles": "count per function and each guard failure; a banner when recompile_limit "
+    "made Dynamo fall back to eager",
+    "equivalence": "eager against compiled: values and gradients, max abs/rel diff, pass or FAIL against the tolerance",
+    "timings": "cold compile (and cache hits), eager vs compiled steady state with spread, "
+    "speedup beside graph and break counts",
+    "logs": "the raw graph_breaks, recompiles and guards text, as TORCH_LOGS prints it",
+    "output": "what the snippet printed, and the full error when a run failed",
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key: `label` for the footer, `title` and `help` for the palette and help screen."""
+
+    key: str
+    action: str
+    label: str
+    title: str
+    help: str
+    id: str
+    show: bool = True
+    display: str | None = None
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key,
+            self.action,
+            self.label,
+            show=self.show,
+            key_display=self.display,
+            tooltip=self.help,
+            id=self.id,
+        )
+
+    @property
+    def shown_key(self) -> str:
+        return self.display or self.key
+
+
+KEYS: tuple[Key, ...] = (
+    # Footer order: on 80 columns the footer is cut short, and the settings keys are the
+    # ones the settings bar already spells out, so they go last.
+    Key("question_mark", "help", "help", "Help", "every key, and what each pane means", "help", display="?"),
+    Key("r", "rerun", "rerun", "Rerun", "reset Dynamo and run the snippet again now", "rerun"),
+    Key(
+        "e",
+        "edit",
+        "edit",
+        "Edit in $EDITOR",
+        "suspend the app, edit the snippet in $VISUAL or $EDITOR, rerun on return",
+        "edit",
+    ),
+    Key(
+        "g",
+        "gallery",
+        "gallery",
+        "Open the gallery",
+        "pick a bundled snippet; an editable copy opens from the current folder",
+        "gallery",
+    ),
+    Key("q", "quit", "quit", "Quit", "stop the worker and leave", "quit"),
+    Key(
+        "f",
+        "toggle_fullgraph",
+        "fullgraph",
+        "Toggle fullgraph",
+        "fullgraph=True refuses any graph break (raises) instead of splitting the graph",
+        "fullgraph",
+    ),
+    Key(
+        "d",
+        "cycle_dynamic",
+        "dynamic",
+        "Cycle dynamic",
+        "auto (None: static first, dynamic after a shape change), then true, then false",
+        "dynamic",
+    ),
+    Key(
+        "b",
+        "cycle_backend",
+        "backend",
+        "Cycle backend",
+        "eager, aot_eager, inductor, and any other backend the worker's torch registers",
+        "backend",
+    ),
+    Key(
+        "m",
+        "cycle_mode",
+        "mode",
+        "Cycle mode",
+        "default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs (Inductor only)",
+        "mode",
+    ),
+    Key(
+        "c",
+        "toggle_device",
+        "device",
+        "Switch device",
+        "cpu or cuda; cuda only when the worker reports it available",
+        "device",
+    ),
+) + tuple(
+    Key(
+        str(number),
+        f"show_pane('{pane}')",
+        "panes" if number == 1 else title,
+        f"Show {title}",
+        f"show the {title} pane: {PANE_HELP[pane]}",
+        f"pane-{pane}",
+        # One footer entry stands for all of them; the help screen lists each.
+        show=number == 1,
+        display=f"1-{len(PANES)}" if number == 1 else None,
+    )
+    for number, (pane, title) in enumerate(PANES, start=1)
+)
+
+BINDINGS: list[Binding] = [key.binding() for key in KEYS]
+
+
+def markdown_table() -> str:
+    """The key table for the README, from the same source as the bindings."""
+    rows = ["| key | does |", "|---|---|"]
+    for key in KEYS:
+        shown = key.key if key.id.startswith("pane-") else key.shown_key
+        rows.append(f"| `{shown}` | {key.title}: {key.help} |")
+    rows.append("| `ctrl+p` | Command palette: every command above, searchable |")
+    return "\n".join(rows)

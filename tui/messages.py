@@ -1,0 +1,81 @@
+"""App-wide messages of the run pipeline: the engine's events, turned into typed values.
+
+Each carries the generation of the run it belongs to; the app drops any whose generation is
+not the newest, which is how a stale result is kept from ever being shown as current.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from playground.settings import Settings
+
+
+@dataclass
+class WorkerReady(Message):
+    """The torch worker answered its handshake."""
+
+    hello: dict[str, Any]
+
+
+@dataclass
+class WorkerRestarted(Message):
+    """The engine replaced a worker that died or timed out."""
+
+    generation: int
+    reason: str
+
+
+@dataclass
+class SnippetChanged(Message):
+    """The watcher saw a (debounced) change to the snippet file."""
+
+
+@dataclass
+class RunStarted(Message):
+    """A run of `generation` has the engine and is under way."""
+
+    generation: int
+    settings: Settings
+
+
+@dataclass
+class Progress(Message):
+    """Where the run is: phase, and call k of n while compiling."""
+
+    generation: int
+    phase: str
+    call: int | None = None
+    calls: int | None = None
+    message: str = ""
+
+    def can_replace(self, message: Message) -> bool:
+        # Latest state only: a queued older progress line of the same run is worthless.
+        return isinstance(message, Progress) and message.generation == self.generation
+
+
+@dataclass
+class DiagnosticsReady(Message):
+    """Breaks, guards and recompiles are known; equivalence and timings still running."""
+
+    generation: int
+    report: dict[str, Any] = field(repr=False)
+
+
+@dataclass
+class RunFinished(Message):
+    """The complete report (errors included: they are data)."""
+
+    generation: int
+    report: dict[str, Any] = field(repr=False)
+
+
+@dataclass
+class RunFailed(Message):
+    """The engine itself raised: no report exists for this run."""
+
+    generation: int
+    message: str

@@ -1,0 +1,44 @@
+"""Graph breaks: how many, where, why, and what torch suggests doing about each site."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from playground.report import GraphBreak, Report
+from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
+
+
+def render_breaks(report: Report) -> RenderableType:
+    """The count line, then each distinct site with its reason, hints and line."""
+    count = report.graph_break_count
+    if not report.graph_breaks and count == 0:
+        return Group(
+            Text(f"no graph breaks  (graphs {report.graph_count})", style=GOOD),
+            Text("Dynamo traced the target without stopping.", style=DIM),
+        )
+    headline = Text(
+        f"{plural(count, 'graph break')} at {plural(len(report.graph_breaks), 'site')}  (graphs {report.graph_count})",
+        style=BAD,
+    )
+    parts: list[RenderableType] = [headline]
+    for site in report.graph_breaks:
+        parts.append(Text(""))
+        parts.extend(_site(site))
+    return Group(*parts)
+
+
+def _site(site: GraphBreak) -> list[RenderableType]:
+    where = f"line {site.line}" if site.line else (site.file or "outside the snippet")
+    title = Text(f"{where}  ", style=HEADING)
+    title.append(site.reason or site.gb_type or "graph break", style=BAD)
+    title.append(f"  fired {plural(site.count, 'time')}", style=DIM)
+    if site.gb_id:
+        title.append(f"  [{site.gb_id}]", style=DIM)
+    lines: list[RenderableType] = [title]
+    if site.explanation:
+        lines.append(Text(f"  why: {site.explanation}"))
+    hints = site.hints or ((site.hint,) if site.hint else ())
+    for hint in hints:
+        lines.append(Text(f"  hint: {hint}", style="italic"))
+    return lines

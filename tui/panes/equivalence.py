@@ -1,0 +1,69 @@
+"""Eager against compiled: values and gradients in two tables, each row pass or FAIL."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from playground.report import Comparison, Report
+from tui.panes.common import BAD, DIM, GOOD, HEADING, number, verdict
+
+
+def render_equivalence(report: Report) -> RenderableType:
+    """The verdict, then the value comparisons, then the gradient comparisons."""
+    equivalence = report.equivalence
+    if equivalence is None:
+        if report.stage == "diagnostics":
+            return Text("equivalence: pending (the check runs after the last call)", style=DIM)
+        return Text("equivalence: not checked in this run", style=DIM)
+    if equivalence.ok:
+        headline = Text("equivalence ok: compiled matches eager within tolerance", style=GOOD)
+    else:
+        headline = Text("equivalence FAIL: compiled differs from eager", style=BAD)
+    parts: list[RenderableType] = [headline]
+    parts.append(_table("values (outputs)", equivalence.outputs))
+    parts.append(_table("gradients", equivalence.grads))
+    if equivalence.note:
+        parts.append(Text(equivalence.note, style=DIM))
+    return Group(*parts)
+
+
+def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
+    """One row per comparison; dtype and tolerance go in the title when all rows share them,
+    which keeps the table inside 80 columns."""
+    if not rows:
+        return Text(f"\n{title}: none", style=DIM)
+    dtypes = {row.dtype for row in rows}
+    tolerances = {(row.atol, row.rtol) for row in rows}
+    shared = []
+    if len(dtypes) == 1 and rows[0].dtype:
+        shared.append(rows[0].dtype)
+    if len(tolerances) == 1:
+        atol, rtol = next(iter(tolerances))
+        shared.append(f"tolerance atol {number(atol)} rtol {number(rtol)}")
+    caption = f"{title}: {', '.join(shared)}" if shared else title
+    # The caption above, not as the table's title: a title wraps to the table's width.
+    table = Table(expand=False, show_edge=False)
+    columns = ["name", "call", "max abs", "max rel"]
+    if len(dtypes) > 1:
+        columns.insert(1, "dtype")
+    if len(tolerances) > 1:
+        columns += ["atol", "rtol"]
+    for column in [*columns, "result"]:
+        table.add_column(column, justify="left" if column in ("name", "dtype") else "right")
+    for row in rows:
+        cells: dict[str, RenderableType] = {
+            "name": Text(row.name or "output", style="" if row.ok else BAD),
+            "dtype": row.dtype,
+            "call": str(row.call),
+            "max abs": number(row.max_abs),
+            "max rel": number(row.max_rel),
+            "atol": number(row.atol),
+            "rtol": number(row.rtol),
+        }
+        result = verdict(row.ok)
+        if row.note:
+            result = Text.assemble(result, (f" {row.note}", DIM))
+        table.add_row(*(cells[c] for c in columns), result)
+    return Group(Text(f"\n{caption}", style=HEADING), table)

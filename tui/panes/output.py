@@ -1,0 +1,28 @@
+"""What the snippet printed, and the full error detail when the run failed."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from playground.report import Report
+from tui.panes.common import BAD, DIM, HEADING
+
+
+def render_output(report: Report) -> RenderableType:
+    """stdout and stderr of the snippet during the run, then the error's traceback if any."""
+    output = report.output
+    parts: list[RenderableType] = []
+    if output.text:
+        note = f"{output.bytes} bytes" + (", truncated" if output.truncated else "")
+        parts.append(Text(f"what the snippet printed ({note})", style=HEADING))
+        parts.append(Text(output.text.rstrip("\n")))
+    else:
+        parts.append(Text("the snippet printed nothing", style=DIM))
+    if report.error is not None:
+        parts.append(Text(f"\n{report.error.one_line()}", style=BAD))
+        if report.error.detail:
+            parts.append(Text(report.error.detail.rstrip("\n")))
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style=DIM))
+    return Group(*parts)

@@ -1,0 +1,124 @@
+"""The snippet, highlighted, with the lines torch talked about marked in the gutter.
+
+A mark is a letter (B break, R recompile, E error) and the reason sits on the row below the
+line, in words: readable on a monochrome projector and without a mouse to hover with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from playground.report import Recompile, Report, RunError
+from tui.panes.common import BAD, DIM, WARN, plural
+from tui.panes.reasons import parse_reasons
+
+
+@dataclass(frozen=True)
+class Mark:
+    letter: str
+    style: str
+    label: str
+
+
+def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[Mark]]:
+    """The marks for each 1-based line of the snippet."""
+    marks: dict[int, list[Mark]] = {}
+    if report is not None:
+        for site in report.graph_breaks:
+            if site.line:
+                times = f" ×{site.count}" if site.count > 1 else ""
+                marks.setdefault(site.line, []).append(Mark("B", BAD, f"BREAK{times}: {site.reason}"))
+        # One mark per function, not per recompile: eight of them would bury the code.
+        by_line: dict[int, list[Recompile]] = {}
+        for recompile in report.recompiles:
+            if recompile.line:
+                by_line.setdefault(recompile.line, []).append(recompile)
+        for line, recompiles in by_line.items():
+            latest = recompiles[-1]
+            parsed = parse_reasons(latest.reasons)
+            reason = parsed[0].expression if parsed else "guard failed"
+            label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
+            marks.setdefault(line, []).append(Mark("R", WARN, label))
+    if error is not None and error.line:
+        # The full message heads the pane; beside the line a short form keeps the code legible.
+        message = _shorten(error.message.splitlines()[0] if error.message else "", 90)
+        marks.setdefault(error.line, []).insert(0, Mark("E", BAD, f"ERROR ({error.kind}) {error.type}: {message}"))
+    return marks
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def first_mark(report: Report | None, error: RunError | None) -> int | None:
+    """The line to bring into view: the error's, else the first break's."""
+    if error is not None and error.line:
+        return error.line
+    lines = [site.line for site in (report.graph_breaks if report else ()) if site.line]
+    return min(lines) if lines else None
+
+
+def error_headline(error: RunError) -> Text:
+    where = f" at line {error.line}" if error.line else ""
+    text = Text(f"ERROR ({error.kind} error){where}: ", style=BAD)
+    text.append(f"{error.type}: {error.message}".strip(": "))
+    return text
+
+
+def render_source(
+    source: str,
+    report: Report | None,
+    error: RunError | None = None,
+    *,
+    stale: bool = False,
+    theme: str = "ansi_dark",
+    until: int | None = None,
+) -> RenderableType:
+    """The snippet with gutter marks from `report` (breaks, recompiles) and `error`.
+
+    `until` stops before that line, laid out as in the whole: its rendered height is the
+    scroll offset that brings the line into view.
+    """
+    marks = line_marks(report, error)
+    lines = Syntax(source, "python", theme=theme).highlight(source).split("\n", allow_blank=True)
+    if lines and not lines[-1].plain and source.endswith("\n"):
+        lines = lines[:-1]
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(justify="right", style=DIM, no_wrap=True, min_width=len(str(len(lines))))
+    grid.add_column(width=1, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    for number, line in enumerate(lines, start=1):
+        if until is not None and number >= until:
+            break
+        here = marks.get(number, [])
+        letter = Text("".join(m.letter for m in here)[:1], style=here[0].style if here else "")
+        grid.add_row(str(number), letter, line)
+        for mark in here:
+            grid.add_row("", "", Text(f"└─ {mark.label}", style=mark.style))
+    parts: list[RenderableType] = []
+    if error is not None:
+        parts.append(error_headline(error))
+    if stale and marks and report is not None:
+        parts.append(Text("marks are from the previous result (STALE)", style=WARN))
+    if not parts and report is not None:
+        parts.append(_legend(report))
+    parts.append(grid)
+    return Group(*parts)
+
+
+def _legend(report: Report) -> Text:
+    sites = len(report.graph_breaks)
+    if not sites:
+        return Text("no graph breaks", style=DIM)
+    lines = sorted({site.line for site in report.graph_breaks if site.line})
+    where = f" (line {', '.join(map(str, lines))})" if lines else ""
+    return Text(
+        f"{plural(report.graph_break_count, 'graph break')} at {plural(sites, 'site')}{where}: "
+        "B marks the line, the reason is below it",
+        style=DIM,
+    )

@@ -1,0 +1,63 @@
+"""Cold compile and steady-state timings. The speedup never appears without the graph and
+break counts next to it: a speedup over a graph-broken target is a different claim."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from playground.report import Report
+from tui.panes.common import BAD, DIM, HEADING, number
+
+_CACHE_WORDS = {
+    "hit": "compile caches hit: this was not a cold compile",
+    "miss": "compile caches missed: a true cold compile",
+    "partial": "compile caches partly hit",
+    "disabled": "compile caches disabled: a true cold compile",
+    "n/a": "no compile caches for this backend",
+}
+
+
+def render_timings(report: Report) -> RenderableType:
+    """Device, cold compile, eager vs compiled steady state with spread, speedup in context."""
+    timings = report.timings
+    if timings is None:
+        if report.stage == "diagnostics":
+            return Text("timings: pending (measured after the equivalence check)", style=DIM)
+        return Text("timings: not measured in this run", style=DIM)
+    parts: list[RenderableType] = [Text(f"device {timings.device}", style=HEADING)]
+    compile_line = Text(f"cold compile {number(timings.compile_s, ' s')}")
+    cache = _CACHE_WORDS.get(timings.compile_cache, f"compile cache: {timings.compile_cache}")
+    compile_line.append(f"  ({cache})", style=DIM)
+    parts.append(compile_line)
+    table = Table(show_edge=False, expand=False)
+    table.add_column("steady state")
+    table.add_column("median", justify="right")
+    table.add_column("spread (IQR)", justify="right")
+    table.add_column("runs", justify="right")
+    table.add_row(
+        "eager",
+        number(timings.eager_ms, " ms"),
+        f"± {number(timings.eager_iqr_ms, ' ms')}",
+        str(timings.eager_runs or "n/a"),
+    )
+    table.add_row(
+        "compiled",
+        number(timings.compiled_ms, " ms"),
+        f"± {number(timings.compiled_iqr_ms, ' ms')}",
+        str(timings.compiled_runs or "n/a"),
+    )
+    parts.append(table)
+    speedup = "n/a" if timings.speedup is None else f"{timings.speedup:.2f}x"
+    context = Text(f"speedup {speedup}", style=HEADING)
+    context.append(
+        f"  with graphs {report.graph_count}  breaks {report.graph_break_count}",
+        style=BAD if report.graph_break_count else "",
+    )
+    parts.append(context)
+    if timings.timed_call:
+        parts.append(Text(f"timed on call {timings.timed_call} of inputs()", style=DIM))
+    if timings.note:
+        parts.append(Text(timings.note, style=DIM))
+    return Group(*parts)

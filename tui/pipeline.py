@@ -1,0 +1,401 @@
+"""The run pipeline: file changes and key presses become runs on the engine, and the engine's
+events come back as messages that update one frozen View.
+
+Runs are numbered (generations). Only the newest generation's messages change what is shown,
+so a result made stale by a newer save or setting is never presented as current; the run
+worker is exclusive, and a superseded run is cancelled on the engine as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.message import Message
+from textual.worker import Worker, WorkerState
+
+from playground.report import Report
+from playground.settings import Settings
+from playground.snippet import literal_settings, read_regular_bytes
+from tui.engine import Engine, is_run_cancelled
+from tui.messages import (
+    DiagnosticsReady,
+    Progress,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    SnippetChanged,
+    WorkerReady,
+    WorkerRestarted,
+)
+from tui.state import RunState, View
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from tui.screens.main import MainScreen
+
+    class _Base(App[None]):
+        main: MainScreen
+else:
+    _Base = object
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    generation: int
+    path: Path
+    settings: Settings
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def event_message(generation: int, event: dict[str, Any]) -> Message | None:
+    """The typed message for one engine event; None for kinds this UI does not show."""
+    kind = event.get("event")
+    if kind == "progress":
+        return Progress(
+            generation,
+            str(event.get("phase", "")),
+            event.get("call"),
+            event.get("calls"),
+            str(event.get("message", "")),
+        )
+    if kind == "diagnostics" and isinstance(event.get("report"), dict):
+        return DiagnosticsReady(generation, event["report"])
+    if kind == "restarted":
+        return WorkerRestarted(generation, str(event.get("reason", "")))
+    return None
+
+
+def error_report(kind: str, type_: str, message: str, settings: Settings) -> Report:
+    """A report holding only an error, for failures that produced no report at all."""
+    return Report.from_dict(
+        {
+            "settings": settings.to_dict(),
+            "error": {"kind": kind, "type": type_, "message": message},
+        }
+    )
+
+
+def short_error(report: Report) -> str:
+    """The error for the summary bar: who failed, where, and the exception type; the full
+    message is in the source and output panes."""
+    error = report.error
+    if error is None:
+        return ""
+    where = f" at line {error.line}" if error.line else ""
+    return f"{error.kind} error{where}: {error.type or 'see Output'}"
+
+
+class RunPipeline(_Base):
+    """Mixed into the App: owns the engine, the watcher and the run state.
+
+    Handlers go by their conventional names (`on_run_finished`): `@on` is only collected
+    from classes built by Textual's metaclass, which a mixin is not.
+    """
+
+    def init_pipeline(
+        self,
+        snippet: Path,
+        engine: Engine,
+        settings: Settings,
+        *,
+        watch: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.snippet = snippet
+        self.engine = engine
+        self.settings = settings
+        self.hello: dict[str, Any] | None = None
+        self._watch = watch
+        self._watcher: Any = None
+        self._clock = clock
+        self._generation = 0
+        self._requested: tuple[str, Settings] | None = None
+        self._worker_generation: dict[Worker[Any], int] = {}
+        self._engine_lock = asyncio.Lock()
+        self._source = ""
+        self._source_sha = ""
+        self._file_settings = literal_settings(self._read_text() or "")
+        self._good: Report | None = None
+        self._good_generation = -1
+        self._attempt: Report | None = None
+        self._run_state = RunState("starting")
+        self._started_at: float | None = None
+        self._engine_task: asyncio.Future[Any] | None = None
+        self._quitting = False
+        self._engine_closed = False
+        self._engine_failed = False
+
+    # The view.
+    def publish(self) -> None:
+        """Build the frozen View from the current state and hand it to the main screen."""
+        good = self._good
+        stale = good is not None and (
+            self._good_generation != self._generation
+            or (bool(good.content_sha256) and good.content_sha256 != self._source_sha)
+        )
+        view = View(
+            snippet_name=self.snippet.name,
+            source=self._source,
+            settings=self.settings,
+            hello=self.hello,
+            run=self._run_state,
+            report=good,
+            attempt=self._attempt,
+            stale=stale,
+        )
+        self.main.view = view
+
+    def _set_run(self, state: RunState) -> None:
+        self._run_state = state
+        self.publish()
+
+    # Lifecycle.
+    def on_mount(self) -> None:
+        self._read_source()
+        self.publish()
+        notice = getattr(self, "notice", "")
+        if notice:
+            self.notify(notice, timeout=8)
+        if self._watch:
+            self.start_watching()
+        self.start_engine()
+
+    async def on_unmount(self) -> None:
+        self.stop_watching()
+        await self.shutdown_engine()
+
+    def start_watching(self) -> None:
+        try:
+            from playground.watch import SnippetWatcher
+        except ImportError:
+            self.notify("file watching unavailable: press r to rerun", severity="warning")
+            return
+        # post_message is thread-safe, and unlike call_from_thread it never blocks the
+        # watcher thread on an app that is shutting down.
+        self._watcher = SnippetWatcher(self.snippet, lambda: self.post_message(SnippetChanged()))
+        self._watcher.start()
+
+    def stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    def open_snippet(self, path: Path) -> None:
+        """Switch to another snippet file: its SETTINGS apply, the device stays."""
+        self.stop_watching()
+        self.snippet = path
+        self._file_settings = literal_settings(self._read_text() or "")
+        self.settings = Settings.from_dict(
+            {"device": self.settings.device, "cold": self.settings.cold, **self._file_settings}
+        )
+        self._good, self._attempt, self._good_generation = None, None, -1
+        if self._watch:
+            self.start_watching()
+        self.request_run("opened", force=True)
+
+    @work(group="engine", exit_on_error=False)
+    async def start_engine(self) -> None:
+        hello = await self.engine.start()
+        self.post_message(WorkerReady(dict(hello or {})))
+
+    # Requests.
+    def _read_text(self) -> str | None:
+        try:
+            return read_regular_bytes(self.snippet).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def _read_source(self) -> bool:
+        try:
+            data = read_regular_bytes(self.snippet)
+        except OSError:
+            return False
+        self._source = data.decode("utf-8", errors="replace")
+        self._source_sha = sha256(data)
+        return True
+
+    def request_run(self, reason: str, *, force: bool = True) -> None:
+        """Run the file as it is now under the current settings; the newest request wins."""
+        if not self._read_source():
+            # Deleted (or mid-rename): whatever reappears must run, even the same bytes.
+            self._generation += 1
+            self._requested = None
+            self._set_run(RunState("missing", message=f"{self.snippet.name} not found"))
+            return
+        self._apply_file_settings()
+        key = (self._source_sha, self.settings)
+        if not force and key == self._requested:
+            return  # an editor's second write of the same bytes: nothing new to learn
+        self._requested = key
+        self._generation += 1
+        request = RunRequest(self._generation, self.snippet, self.settings)
+        if self.hello is None:
+            # The worker is still starting; WorkerReady runs the newest request. If it failed
+            # to start, asking again (r, a save) is how the user retries.
+            if self._engine_failed:
+                self._engine_failed = False
+                self.start_engine()
+            self._set_run(RunState("starting"))
+            return
+        self._set_run(RunState("queued", message=reason))
+        worker = self.run_snippet(request)
+        self._worker_generation[worker] = request.generation
+
+    def _apply_file_settings(self) -> None:
+        """A SETTINGS edit in the file is deliberate: it overrides the keys it names."""
+        found = literal_settings(self._source)
+        if found != self._file_settings:
+            self._file_settings = found
+            self.settings = Settings.from_dict({**self.settings.to_dict(), **found})
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def run_snippet(self, request: RunRequest) -> None:
+        """Run one request on the engine; posts messages, never touches widgets."""
+        async with self._engine_lock:
+            if request.generation != self._generation:
+                return
+            self.post_message(RunStarted(request.generation, request.settings))
+
+            def on_event(event: dict[str, Any]) -> None:
+                message = event_message(request.generation, event)
+                if message is not None:
+                    self.post_message(message)
+
+            task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event))
+            self._engine_task = task
+            try:
+                raw = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                await self._stop_engine_run(task)
+                raise
+            except Exception as exc:
+                if is_run_cancelled(exc):
+                    return
+                raise
+            finally:
+                self._engine_task = None
+            self.post_message(RunFinished(request.generation, raw))
+
+    async def _stop_engine_run(self, task: asyncio.Future[Any]) -> None:
+        """Superseded by a newer request: cancel through the engine, so the worker process
+        stops compiling this run too; cancelling our await alone would leave it busy."""
+        if self._quitting:
+            task.cancel()
+        while not task.done():
+            # Repeated: a cancel that lands before the run has begun is a no-op.
+            await self.engine.cancel()
+            await asyncio.wait({task}, timeout=0.05)
+        with contextlib.suppress(BaseException):
+            task.result()
+
+    async def shutdown_engine(self) -> None:
+        """Stop any run at once and close the engine (quit, or the app going away)."""
+        self._quitting = True
+        task = self._engine_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if not self._engine_closed:
+            self._engine_closed = True
+            await self.engine.close()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker failure lands here, and becomes an error the user can read."""
+        worker = event.worker
+        if event.state not in (WorkerState.ERROR, WorkerState.SUCCESS, WorkerState.CANCELLED):
+            return
+        generation = self._worker_generation.pop(worker, None)
+        if event.state != WorkerState.ERROR:
+            return
+        error = worker.error
+        message = f"{type(error).__name__}: {error}" if error else "unknown failure"
+        if worker.group == "engine":
+            self._engine_failed = True
+            self._attempt = error_report("worker", "StartFailed", message, self.settings)
+            self._set_run(RunState("error", message=f"could not start the torch worker: {message} (r retries)"))
+        elif generation is not None:
+            self.post_message(RunFailed(generation, message))
+
+    # The engine's messages.
+    def _current(self, generation: int) -> bool:
+        return generation == self._generation
+
+    def on_worker_ready(self, message: WorkerReady) -> None:
+        self.hello = message.hello
+        self._requested = None
+        self.request_run("start")
+
+    def on_snippet_changed(self, message: SnippetChanged) -> None:
+        self.request_run("saved", force=False)
+
+    def on_run_started(self, message: RunStarted) -> None:
+        if self._current(message.generation):
+            self._started_at = self._clock()
+            self._set_run(RunState("running", phase="loading"))
+
+    def on_progress(self, message: Progress) -> None:
+        if self._current(message.generation):
+            state = RunState("running", message.phase, message.call, message.calls, message=message.message)
+            self._set_run(state)
+
+    def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
+        if not self._current(message.generation):
+            return
+        report = Report.from_dict(message.report)
+        self._attempt = report
+        if report.error is None:
+            self._good, self._good_generation = report, message.generation
+        self.publish()
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        if not self._current(message.generation):
+            return  # a newer save or setting made it stale: never shown as current
+        report = Report.from_dict(message.report)
+        self._attempt = report
+        self._sync_source(report)
+        if report.error is None:
+            self._good, self._good_generation = report, message.generation
+            duration = report.duration_s or report.raw.get("wall_s")
+            if duration is None and self._started_at is not None:
+                duration = self._clock() - self._started_at
+            self._set_run(RunState("done", duration_s=duration))
+        else:
+            self._set_run(RunState("error", message=short_error(report)))
+
+    def on_run_failed(self, message: RunFailed) -> None:
+        if not self._current(message.generation):
+            return
+        self._attempt = error_report("worker", "EngineError", message.message, self.settings)
+        self._set_run(RunState("error", message=f"worker error: {message.message}"))
+
+    def on_worker_restarted(self, message: WorkerRestarted) -> None:
+        reason = message.reason or "it stopped answering"
+        self.notify(f"torch worker restarted: {reason}", severity="warning", timeout=6)
+
+    def _sync_source(self, report: Report) -> None:
+        """Show the text that actually ran, if the file changed between our read and the run's."""
+        if not report.content_sha256 or report.content_sha256 == self._source_sha:
+            return
+        try:
+            data = read_regular_bytes(self.snippet)
+        except OSError:
+            return
+        if sha256(data) == report.content_sha256:
+            self._source = data.decode("utf-8", errors="replace")
+            self._source_sha = report.content_sha256
+
+
+__all__ = ["RunPipeline", "RunRequest", "View", "event_message"]

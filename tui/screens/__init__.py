@@ -1,0 +1,1 @@
+"""The app's screens: the main panes, help, and the gallery picker."""

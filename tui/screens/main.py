@@ -1,0 +1,184 @@
+"""The main screen: header, settings, the panes, and the summary bar, all drawn from one View.
+
+Narrow terminals get every pane as a tab; from WIDE columns the source and the graph breaks
+stand on the left and the other panes tab on the right, so the code and its diagnosis are
+seen together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from playground.report import Report
+from tui import panes
+from tui.keys import PANES
+from tui.panes.common import DIM, WARN
+from tui.panes.source import first_mark
+from tui.state import View
+from tui.summary import settings_text, summary_text, title_text
+from tui.widgets import Bar, PaneView
+
+#: Columns from which the source gets its own column beside the tabs.
+WIDE = 120
+#: The panes that leave the tabs for the left column on wide screens.
+SIDE_PANES = ("source", "breaks")
+
+_ANALYSIS: dict[str, Callable[[Report], RenderableType]] = {
+    "breaks": panes.render_breaks,
+    "graphs": panes.render_graphs,
+    "guards": panes.render_guards,
+    "recompiles": panes.render_recompiles,
+    "equivalence": panes.render_equivalence,
+    "timings": panes.render_timings,
+}
+_ATTEMPT: dict[str, Callable[[Report], RenderableType]] = {
+    "logs": panes.render_logs,
+    "output": panes.render_output,
+}
+
+
+class MainScreen(Screen[None]):
+    """Shows `view`; rebuilt whole on each new value, inside one batch update."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]
+
+    view: reactive[View] = reactive(View, init=False)
+    """Everything on screen, as one frozen value; the app assigns a new one on each change."""
+
+    def compose(self) -> ComposeResult:
+        yield Bar(id="title")
+        yield Bar(id="settings")
+        with Horizontal(id="body"):
+            with Vertical(id="side"):
+                for pane in SIDE_PANES:
+                    yield PaneView(id=f"side-{pane}")
+            with TabbedContent(id="tabs"):
+                for number, (pane, title) in enumerate(PANES, start=1):
+                    with TabPane(f"{number} {title}", id=f"tab-{pane}"):
+                        yield PaneView(id=f"pane-{pane}")
+        yield Bar(id="summary")
+        yield Footer(compact=True)
+
+    _ready = False
+
+    def on_mount(self) -> None:
+        # Screens are not "mounted" like widgets; this flag says the panes exist.
+        self._ready = True
+        self._apply_width(self.size.width)
+        self.watch_view(self.view)
+
+    def on_resize(self) -> None:
+        self._apply_width(self.size.width)
+
+    @property
+    def is_wide(self) -> bool:
+        return self.size.width >= WIDE
+
+    def _apply_width(self, width: int) -> None:
+        tabs = self.query_one(TabbedContent)
+        side = [f"tab-{pane}" for pane in SIDE_PANES]
+        for tab in side:
+            if width >= WIDE:
+                tabs.hide_tab(tab)
+            else:
+                tabs.show_tab(tab)
+        if width >= WIDE and tabs.active in side:
+            tabs.active = next(f"tab-{pane}" for pane, _ in PANES if pane not in SIDE_PANES)
+
+    _anchor: tuple[int | None, str] = (None, "")
+    _pending_scroll: dict[str, int] = {}
+
+    def _follow_marks(self, view: View) -> None:
+        """Scroll the source to the error or first break when those change (not on every
+        update: the user's own scrolling wins until the next finding)."""
+        anchor = first_mark(view.report, view.error)
+        key = (anchor, view.source)
+        if key == self._anchor:
+            return
+        self._anchor = key
+        if anchor is None:
+            return
+        self._pending_scroll = {"side-source": anchor, "pane-source": anchor}
+        self.call_after_refresh(self._apply_scroll)
+
+    def _apply_scroll(self) -> None:
+        view = self.view
+        for pane_id, anchor in list(self._pending_scroll.items()):
+            pane = self.query_one(f"#{pane_id}", PaneView)
+            width = pane.scrollable_content_region.width
+            if not pane.display or width <= 0 or not pane.region.height:
+                continue  # not on screen: scrolled when it is shown
+            prefix = panes.render_source(
+                view.source, view.report, view.error, stale=view.stale and view.report is not None, until=anchor
+            )
+            console = self.app.console
+            height = len(console.render_lines(prefix, console.options.update_width(width), pad=False))
+            # Already in view from the top: leave it; else a third of the way down, so the
+            # lines leading to it stay in view.
+            top = 0 if height + 2 < pane.size.height else height - pane.size.height // 3
+            pane.scroll_to(y=top, animate=False, immediate=True)
+            del self._pending_scroll[pane_id]
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if self._pending_scroll:
+            self.call_after_refresh(self._apply_scroll)
+
+    def show_pane(self, pane: str) -> None:
+        """Bring `pane` into view (on wide screens the side panes are always in view: focus)."""
+        if pane in SIDE_PANES and self.is_wide:
+            self.query_one(f"#side-{pane}", PaneView).focus()
+            return
+        self.query_one(TabbedContent).active = f"tab-{pane}"
+        self.query_one(f"#pane-{pane}", PaneView).focus()
+
+    def watch_view(self, view: View) -> None:
+        if not self._ready:
+            return
+        with self.app.batch_update():
+            self.query_one("#title", Bar).update(title_text(view))
+            used = view.report.settings if view.report and not view.stale else None
+            self.query_one("#settings", Bar).update(settings_text(view.settings, used))
+            summary = self.query_one("#summary", Bar)
+            summary.update(summary_text(view))
+            summary.set_class(view.run.kind == "error", "-error")
+            summary.set_class(view.stale, "-stale")
+            source = panes.render_source(
+                view.source, view.report, view.error, stale=view.stale and view.report is not None
+            )
+            self.query_one("#side-source", PaneView).show(source)
+            self.query_one("#pane-source", PaneView).show(source)
+            self._follow_marks(view)
+            for pane, render in _ANALYSIS.items():
+                body = _framed(view, view.report, render)
+                self.query_one(f"#pane-{pane}", PaneView).show(body)
+                if pane in SIDE_PANES:
+                    self.query_one(f"#side-{pane}", PaneView).show(body)
+            shown = view.attempt or view.report
+            for pane, render in _ATTEMPT.items():
+                self.query_one(f"#pane-{pane}", PaneView).show(_framed(view, shown, render))
+
+
+def _framed(view: View, report: Report | None, render: Callable[[Report], RenderableType]) -> RenderableType:
+    """The pane body, under a STALE line when it does not describe the current file."""
+    if report is None:
+        return Text(f"no result yet: {view.run.words()}", style=DIM)
+    body = render(report)
+    if report is view.attempt and report.error is not None:
+        return Group(Text("from the newest run, which failed", style=WARN), body)
+    if not view.stale:
+        return body
+    if view.error is not None:
+        why = "STALE: the last good result; the newest run failed (see Source or Output)"
+    elif view.run.kind in ("running", "queued"):
+        why = "STALE: from before the latest change; rerunning…"
+    else:
+        why = "STALE: from an earlier version of the file or settings"
+    return Group(Text(why, style=f"{WARN} reverse"), body)

@@ -1,0 +1,75 @@
+"""What the screen shows, as one frozen value rebuilt on every change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from playground.report import Report, RunError
+from playground.settings import Settings
+
+#: Progress phases from the engine, as the summary bar words them.
+PHASE_WORDS = {
+    "queued": "sent to the worker",
+    "loading": "loading snippet",
+    "compiling": "compiling",
+    "equivalence": "checking equivalence",
+    "gradients": "checking gradients",
+    "timing": "timing",
+}
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Where the newest run is. `kind`: starting, idle, queued, running, done, error, missing."""
+
+    kind: str = "starting"
+    phase: str = ""
+    call: int | None = None
+    calls: int | None = None
+    duration_s: float | None = None
+    message: str = ""
+
+    def words(self) -> str:
+        """The state spelled out, so no meaning rides on colour alone."""
+        if self.kind == "starting":
+            return "starting torch…"
+        if self.kind == "queued":
+            return f"{self.message or 'rerun'}: rerunning…"
+        if self.kind == "running":
+            text = self.message or PHASE_WORDS.get(self.phase, self.phase or "running")
+            if self.phase == "compiling" and self.call:
+                text = f"compiling call {self.call}" + (f"/{self.calls}" if self.calls else "")
+            return f"{text}…"
+        if self.kind == "done":
+            return f"done in {self.duration_s:.1f} s" if self.duration_s is not None else "done"
+        if self.kind == "error":
+            return f"error: {self.message}"
+        if self.kind == "missing":
+            return f"waiting: {self.message}"
+        return "idle"
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything the panes need. `report` is the newest result without an error; `attempt`
+    is the newest result of any kind; `stale` says `report` is not the current one."""
+
+    snippet_name: str = ""
+    source: str = ""
+    settings: Settings = field(default_factory=Settings)
+    hello: dict[str, Any] | None = None
+    run: RunState = field(default_factory=RunState)
+    report: Report | None = None
+    attempt: Report | None = None
+    stale: bool = False
+    notice: str = ""
+
+    @property
+    def error(self) -> RunError | None:
+        """The error of the newest run, if it failed."""
+        return self.attempt.error if self.attempt is not None else None
+
+    @property
+    def torch_version(self) -> str | None:
+        return (self.hello or {}).get("torch_version")
