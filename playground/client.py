@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.report import blank_report
 from playground.settings import Settings
 from playground.snippet import SnippetError, read_snippet, snippet_line_in_stack
 
@@ -45,26 +46,7 @@ def _project_root() -> str:
 
 def empty_report(path: str, settings: Settings, error: dict[str, Any], torch_version: str = "") -> dict[str, Any]:
     """A contract-shaped report for a run that never reached torch."""
-    return {
-        "torch_version": torch_version,
-        "settings": settings.to_dict(),
-        "graph_count": 0,
-        "graph_breaks": [],
-        "graph_break_count": 0,
-        "recompiles": [],
-        "recompile_count": 0,
-        "recompile_limit_hit": False,
-        "guards": [],
-        "error": error,
-        "equivalence": None,
-        "timings": None,
-        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
-        "stage": "complete",
-        "snippet": str(path),
-        "calls": 0,
-        "graphs": [],
-        "notes": [],
-    }
+    return blank_report(str(path), settings.to_dict(), error, torch_version)
 
 
 class WorkerClient:
@@ -347,38 +329,54 @@ class WorkerClient:
                 how = f"killed by signal {-code}"
         else:
             how = f"exited with code {code}"
-        stack = self.stderr_text()
-        line = snippet_line_in_stack(stack, path)
-        where = f" at line {line}" if line else ""
-        error = {
-            "kind": "worker",
-            "type": "WorkerDied",
-            "message": f"the worker process {how}{where} while {phase}; a fresh worker was started",
-            "line": line,
-            "detail": stack[-4000:],
-        }
-        version = (self.hello or {}).get("torch_version", "")
-        report = self._stamp(empty_report(path, settings, error, version), sha, started)
-        await self.restart(f"the previous worker {how} while {phase}", emit)
-        return report
+        return await self._worker_failure(
+            path,
+            settings,
+            sha,
+            started,
+            emit,
+            "WorkerDied",
+            lambda where: f"the worker process {how}{where} while {phase}; a fresh worker was started",
+            f"the previous worker {how} while {phase}",
+        )
 
     async def _timed_out(
         self, path: str, settings: Settings, timeout: float, phase: str, started: float, emit: EventHandler, sha: str
     ) -> dict[str, Any]:
         await asyncio.sleep(0.3)  # let faulthandler's stack dump arrive on stderr
+        return await self._worker_failure(
+            path,
+            settings,
+            sha,
+            started,
+            emit,
+            "Timeout",
+            lambda where: (
+                f"the run timed out after {timeout:g} s while {phase}{where}; the worker was killed and restarted"
+            ),
+            f"the previous run timed out after {timeout:g} s",
+        )
+
+    async def _worker_failure(
+        self,
+        path: str,
+        settings: Settings,
+        sha: str,
+        started: float,
+        emit: EventHandler,
+        exc_type: str,
+        message: Callable[[str], str],
+        restart_reason: str,
+    ) -> dict[str, Any]:
+        """The report of a run the worker did not survive (its stack read from stderr, where
+        faulthandler dumped it), then a fresh worker."""
         stack = self.stderr_text()
         line = snippet_line_in_stack(stack, path)
-        where = f" (at line {line})" if line else ""
-        error = {
-            "kind": "worker",
-            "type": "Timeout",
-            "message": f"the run timed out after {timeout:g} s while {phase}{where}; the worker was killed and restarted",
-            "line": line,
-            "detail": stack[-4000:],
-        }
+        where = f" at line {line}" if line else ""
+        error = {"kind": "worker", "type": exc_type, "message": message(where), "line": line, "detail": stack[-4000:]}
         version = (self.hello or {}).get("torch_version", "")
         report = self._stamp(empty_report(path, settings, error, version), sha, started)
-        await self.restart(f"the previous run timed out after {timeout:g} s", emit)
+        await self.restart(restart_reason, emit)
         return report
 
     async def cancel(self) -> None:

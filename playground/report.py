@@ -13,6 +13,34 @@ from typing import Any
 from playground.settings import Settings
 
 
+def blank_report(
+    path: str, settings: dict[str, Any], error: dict[str, Any] | None = None, torch_version: str = ""
+) -> dict[str, Any]:
+    """A contract-shaped report with nothing found yet: the start of every run's report, and
+    the whole report of a run that never reached torch."""
+    return {
+        "torch_version": torch_version,
+        "settings": settings,
+        "graph_count": 0,
+        "graph_breaks": [],
+        "graph_break_count": 0,
+        "recompiles": [],
+        "recompile_count": 0,
+        "recompile_limit_hit": False,
+        "guards": [],
+        "error": error,
+        "equivalence": None,
+        "timings": None,
+        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
+        "stage": "complete",
+        "snippet": str(path),
+        "calls": 0,
+        "graphs": [],
+        "recompile_limit_functions": [],
+        "notes": [],
+    }
+
+
 def _tuple(items: Any, build: Any) -> tuple[Any, ...]:
     return tuple(build(item) for item in (items or ()))
 

@@ -21,6 +21,7 @@ import torch
 
 from playground import compat, equivalence, timing
 from playground.capture import Capturer, RunCapture, snippet_line_in_text
+from playground.report import blank_report
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -208,25 +209,7 @@ class Experiment:
         return report
 
     def _empty_report(self, settings: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "torch_version": torch.__version__,
-            "settings": settings,
-            "graph_count": 0,
-            "graph_breaks": [],
-            "graph_break_count": 0,
-            "recompiles": [],
-            "recompile_count": 0,
-            "recompile_limit_hit": False,
-            "guards": [],
-            "error": None,
-            "equivalence": None,
-            "timings": None,
-            "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
-            "snippet": self.path,
-            "calls": 0,
-            "graphs": [],
-            "recompile_limit_functions": [],
-        }
+        return blank_report(self.path, settings, None, torch.__version__)
 
     def _fill_diagnostics(self, report: dict[str, Any]) -> None:
         cap = self.capture

@@ -139,28 +139,16 @@ def _internal_error(request: dict[str, Any], exc: Exception) -> dict[str, Any]:
 
     import torch
 
-    return {
-        "torch_version": torch.__version__,
-        "settings": request.get("settings") or {},
-        "graph_count": 0,
-        "graph_breaks": [],
-        "graph_break_count": 0,
-        "recompiles": [],
-        "recompile_count": 0,
-        "recompile_limit_hit": False,
-        "guards": [],
-        "error": {
-            "kind": "worker",
-            "type": type(exc).__name__,
-            "message": f"internal error in compile-playground's worker: {exc}",
-            "line": None,
-            "detail": "".join(traceback.format_exception(exc))[-6000:],
-        },
-        "equivalence": None,
-        "timings": None,
-        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
-        "stage": "complete",
+    from playground.report import blank_report
+
+    error = {
+        "kind": "worker",
+        "type": type(exc).__name__,
+        "message": f"internal error in compile-playground's worker: {exc}",
+        "line": None,
+        "detail": "".join(traceback.format_exception(exc))[-6000:],
     }
+    return blank_report(request.get("path", ""), request.get("settings") or {}, error, torch.__version__)
 
 
 def main() -> None:
