@@ -34,6 +34,10 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _num(value: float | None, unit: str = "") -> str:
+    return "n/a" if value is None else f"{value:.3f}{unit}"
+
+
 def _source_line(path: str, line: int | None) -> str:
     if not line:
         return ""
@@ -97,10 +101,10 @@ def markdown_report(raw: dict[str, Any]) -> str:
     if t is None:
         out.append("Not measured.")
     else:
-        out.append(f"- cold first call (compile included): {t.compile_s:.3f} s, compile cache: {t.compile_cache}")
+        out.append(f"- cold first call (compile included): {_num(t.compile_s, ' s')}, compile cache: {t.compile_cache}")
         out.append(
-            f"- steady state on {t.device}: eager {t.eager_ms:.3f} ms (IQR {t.eager_iqr_ms:.3f}), "
-            f"compiled {t.compiled_ms:.3f} ms (IQR {t.compiled_iqr_ms:.3f})"
+            f"- steady state on {t.device}: eager {_num(t.eager_ms, ' ms')} (IQR {_num(t.eager_iqr_ms)}), "
+            f"compiled {_num(t.compiled_ms, ' ms')} (IQR {_num(t.compiled_iqr_ms)})"
         )
         speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
         out.append(f"- speedup {speed} with {r.graph_count} graphs and {r.graph_break_count} breaks")

@@ -27,10 +27,26 @@ class Entry:
         return self.report.settings
 
     def label(self) -> str:
+        """One line that fits 80 columns: number, time, content, the settings that differ
+        from the defaults, and the counts."""
         clock = time.strftime("%H:%M:%S", time.localtime(self.at))
-        sha = self.report.content_sha256[:8] or "--------"
-        state = "error" if self.report.error else self.report.summary_line()
-        return f"#{self.number} {clock} {sha} {self.settings.label()}  {state}"
+        sha = self.report.content_sha256[:6] or "------"
+        s = self.settings
+        parts = [s.backend]
+        if s.fullgraph:
+            parts.append("fullgraph")
+        if s.dynamic is not None:
+            parts.append(f"dynamic={'true' if s.dynamic else 'false'}")
+        if s.mode:
+            parts.append(s.mode)
+        if s.device != "cpu":
+            parts.append(s.device)
+        r = self.report
+        if r.error:
+            state = f"{r.error.kind} error"
+        else:
+            state = f"g{r.graph_count} b{r.graph_break_count} r{r.recompile_count} eq {r.equivalence_word}"
+        return f"#{self.number} {clock} {sha} {' '.join(parts)}: {state}"
 
 
 @dataclass(frozen=True)
@@ -43,10 +59,22 @@ class Change:
         return f"{self.what} {self.before} -> {self.after}"
 
 
+#: A speedup change smaller than this fraction is timing noise on a shared machine, not news.
+SPEEDUP_NOISE = 0.15
+
+
 def _speedup(r: Report) -> str:
     if r.timings is None or r.timings.speedup is None:
         return "n/a"
     return f"{r.timings.speedup:.2f}x"
+
+
+def _speedup_moved(before: Report, after: Report) -> bool:
+    a = before.timings.speedup if before.timings else None
+    b = after.timings.speedup if after.timings else None
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return abs(b - a) > SPEEDUP_NOISE * max(abs(a), 1e-9)
 
 
 def _error(r: Report) -> str:
@@ -66,9 +94,11 @@ def changes(before: Report, after: Report) -> list[Change]:
             "hit" if after.recompile_limit_hit else "no",
         ),
         ("equivalence", before.equivalence_word, after.equivalence_word),
-        ("speedup", _speedup(before), _speedup(after)),
     ]
-    return [Change(w, b, a) for w, b, a in pairs if b != a]
+    found = [Change(w, b, a) for w, b, a in pairs if b != a]
+    if _speedup_moved(before, after):
+        found.append(Change("speedup", _speedup(before), _speedup(after)))
+    return found
 
 
 def source_diff(before: str, after: str, context: int = 1) -> list[str]:

@@ -82,7 +82,7 @@ def combinations(base: Settings, backends: tuple[str, ...] = DEFAULT_BACKENDS) -
 
 
 async def run_matrix(
-    client: WorkerClient,
+    client: Any,
     path: str,
     cells: list[Settings],
     *,
@@ -90,7 +90,8 @@ async def run_matrix(
     min_run_time: float = 0.05,
     on_progress: Callable[[int, int, Settings], None] | None = None,
 ) -> AsyncIterator[tuple[int, Cell]]:
-    """Yield (index, cell) as each combination finishes; cancel with client.cancel()."""
+    """Yield (index, cell) as each combination finishes; cancel with client.cancel(). `client`
+    is a WorkerClient or anything with its async run()."""
     for i, settings in enumerate(cells):
         if on_progress is not None:
             on_progress(i, len(cells), settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
@@ -10,18 +11,27 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from textual import work
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
+from playground.matrix import combinations
+from playground.report import Report
 from playground.settings import CORE_BACKENDS, DYNAMICS, MODES, Settings, cycle
 from tui.commands import KeyCommands
 from tui.engine import Engine
+from tui.exporting import shown, write_markdown
 from tui.files import GalleryEntry, bundled_snippets_dir, list_gallery, open_copy
 from tui.keys import BINDINGS
 from tui.pipeline import RunPipeline
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
+from tui.screens.history import HistoryScreen
 from tui.screens.main import MainScreen
+from tui.screens.matrix import MatrixScreen
+
+#: Screens over the main one: only quitting reaches the app's own keys behind them.
+_OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
 
 
 class PlaygroundApp(RunPipeline, App[None]):
@@ -51,10 +61,13 @@ class PlaygroundApp(RunPipeline, App[None]):
         return self.main
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Behind the help or the gallery only quitting reaches the app: a stray key must not
-        # change settings unseen. (The command palette runs its choice after closing.)
-        if isinstance(self.screen, (HelpScreen, GalleryScreen)) and action != "quit":
+        # Behind another screen only quitting reaches the app: a stray key must not change
+        # settings unseen. (The command palette runs its choice after closing.)
+        if isinstance(self.screen, _OVERLAYS) and action != "quit":
             return False
+        if action in ("matrix", "export_trace"):
+            # Both need the worker; shown but disabled while torch is still starting.
+            return True if self.hello is not None else None
         if action == "toggle_device":
             cuda = bool((self.hello or {}).get("cuda_available"))
             # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
@@ -100,6 +113,44 @@ class PlaygroundApp(RunPipeline, App[None]):
 
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
+
+    def action_step_graph(self, step: int) -> None:
+        self.main.step_graph(step)
+
+    def action_matrix(self) -> None:
+        lock = self.hold_runs("settings matrix (x)")
+        cells = combinations(self.settings)
+        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self._clock)
+        # Closing restores the normal view; unless a save already asked for this very run.
+        self.push_screen(screen, lambda _: self.request_run("matrix closed", force=False))
+
+    def action_history(self) -> None:
+        self.push_screen(HistoryScreen(self.history))
+
+    def action_export_trace(self) -> None:
+        self.notify("rerunning with torch's structured trace on…", timeout=4)
+        self.request_run("trace", trace=True)
+
+    def action_export_markdown(self) -> None:
+        report = self.shown_report()
+        if report is None:
+            self.notify("no result to write yet", severity="warning")
+            return
+        self.write_markdown_report(report.raw)
+
+    def shown_report(self) -> Report | None:
+        """The newest run's report when the worker made it (a refused compile is worth a
+        report too), else the newest good one. Engine failures have no torch version."""
+        attempt = self._attempt
+        if attempt is not None and attempt.torch_version:
+            return attempt
+        return self._good
+
+    @work(group="export", exit_on_error=False)
+    async def write_markdown_report(self, report: dict[str, object]) -> None:
+        """Off the UI thread: the report reads the snippet for its source lines."""
+        path = await asyncio.to_thread(write_markdown, report, Path.cwd(), self.snippet.stem)
+        self.notify(f"Markdown report written: {shown(path)}", title="report", timeout=10)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -15,11 +15,14 @@ class Engine(Protocol):
 
     async def start(self) -> dict[str, Any]: ...
 
+    # `options` are WorkerClient.run's keywords (trace, timing, min_run_time); the app passes
+    # them only when it needs them, so an engine without them still runs the normal view.
     async def run(
         self,
         path: str,
         settings: Settings,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        **options: Any,
     ) -> dict[str, Any]: ...
 
     async def cancel(self) -> None: ...

@@ -25,8 +25,8 @@ PANE_HELP: dict[str, str] = {
     "source": "the snippet; B marks a graph-break line, R a recompiled function, E an error, "
     "with the reason on the row below",
     "breaks": "each distinct graph-break site: reason, torch's hints, line, how often it fired",
-    "graphs": "each FX graph handed to the backend (and Inductor's code for it): a break "
-    "ends one graph and starts the next",
+    "graphs": "the FX graphs handed to the backend, one shown at a time ([ and ] pick it) with "
+    "Inductor's generated code for it: a break ends one graph and starts the next",
     "guards": "the checks each compiled entry runs before reuse; FAILED marks the one a later call broke",
     "recompiles": "count per function and each guard failure; a banner when recompile_limit "
     "made Dynamo fall back to eager",
@@ -90,6 +90,23 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("q", "quit", "quit", "Quit", "stop the worker and leave", "quit"),
     Key(
+        "x",
+        "matrix",
+        "matrix",
+        "Settings matrix",
+        "run the snippet under every fullgraph x dynamic x backend (eager, inductor) and fill "
+        "a table as each finishes; escape cancels",
+        "matrix",
+    ),
+    Key(
+        "h",
+        "history",
+        "history",
+        "Run history",
+        "every run of this session; space marks two, enter compares them (numbers and source diff)",
+        "history",
+    ),
+    Key(
         "f",
         "toggle_fullgraph",
         "fullgraph",
@@ -128,6 +145,42 @@ KEYS: tuple[Key, ...] = (
         "Switch device",
         "cpu or cuda; cuda only when the worker reports it available",
         "device",
+    ),
+    Key(
+        "t",
+        "export_trace",
+        "trace",
+        "Export trace for tlparse",
+        "rerun with torch's structured trace on and write it to ./compile-playground-trace/",
+        "trace",
+    ),
+    Key(
+        "w",
+        "export_markdown",
+        "report.md",
+        "Write Markdown report",
+        "write the shown run as ./<snippet>-report.md (never overwritten: -2, -3… added)",
+        "markdown",
+    ),
+    Key(
+        "left_square_bracket",
+        "step_graph(-1)",
+        "graph",
+        "Previous graph",
+        "show the previous captured FX graph (and its generated code) in the Graphs pane",
+        "graph-previous",
+        show=False,
+        display="[",
+    ),
+    Key(
+        "right_square_bracket",
+        "step_graph(1)",
+        "graph",
+        "Next graph",
+        "show the next captured FX graph (and its generated code) in the Graphs pane",
+        "graph-next",
+        show=False,
+        display="]",
     ),
 ) + tuple(
     Key(

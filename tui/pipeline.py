@@ -4,6 +4,10 @@ events come back as messages that update one frozen View.
 Runs are numbered (generations). Only the newest generation's messages change what is shown,
 so a result made stale by a newer save or setting is never presented as current; the run
 worker is exclusive, and a superseded run is cancelled on the engine as well.
+
+Every complete run is kept in a `History` with the text that ran, so the screen can say what
+changed since the same settings last ran. A run asked for with `trace=True` (key t) also
+writes torch's structured trace when it finishes.
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from textual import work
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from playground.history import History
 from playground.report import Report
 from playground.settings import Settings
 from playground.snippet import literal_settings, read_regular_bytes
+from tui.compare import Comparison, since_previous
 from tui.engine import Engine, is_run_cancelled
+from tui.exporting import TRACE_DIR, has_trace, save_trace, shown, without_trace
 from tui.messages import (
     DiagnosticsReady,
     Progress,
@@ -53,6 +60,7 @@ class RunRequest:
     generation: int
     path: Path
     settings: Settings
+    trace: bool = False
 
 
 def sha256(data: bytes) -> str:
@@ -136,6 +144,9 @@ class RunPipeline(_Base):
         self._quitting = False
         self._engine_closed = False
         self._engine_failed = False
+        self.history = History()
+        self._since: Comparison | None = None
+        self._trace_generation: int | None = None
 
     # The view.
     def publish(self) -> None:
@@ -154,6 +165,7 @@ class RunPipeline(_Base):
             report=good,
             attempt=self._attempt,
             stale=stale,
+            since=self._since,
         )
         self.main.view = view
 
@@ -201,6 +213,8 @@ class RunPipeline(_Base):
             {"device": self.settings.device, "cold": self.settings.cold, **self._file_settings}
         )
         self._good, self._attempt, self._good_generation = None, None, -1
+        # Before/after compares versions of one file: another snippet starts its own history.
+        self.history, self._since = History(), None
         if self._watch:
             self.start_watching()
         self.request_run("opened", force=True)
@@ -226,11 +240,21 @@ class RunPipeline(_Base):
         self._source_sha = sha256(data)
         return True
 
-    def request_run(self, reason: str, *, force: bool = True) -> None:
-        """Run the file as it is now under the current settings; the newest request wins."""
+    def _next_generation(self) -> int:
+        """Make whatever is in flight stale; a trace asked for and not yet written is lost."""
+        self._generation += 1
+        if self._trace_generation is not None:
+            self._trace_generation = None
+            self.notify("no trace written: a newer change replaced the trace run (press t again)", severity="warning")
+        return self._generation
+
+    def request_run(self, reason: str, *, force: bool = True, trace: bool = False) -> None:
+        """Run the file as it is now under the current settings; the newest request wins.
+
+        `trace` asks the engine for torch's structured trace and writes it when the run ends."""
         if not self._read_source():
             # Deleted (or mid-rename): whatever reappears must run, even the same bytes.
-            self._generation += 1
+            self._next_generation()
             self._requested = None
             self._set_run(RunState("missing", message=f"{self.snippet.name} not found"))
             return
@@ -239,8 +263,10 @@ class RunPipeline(_Base):
         if not force and key == self._requested:
             return  # an editor's second write of the same bytes: nothing new to learn
         self._requested = key
-        self._generation += 1
-        request = RunRequest(self._generation, self.snippet, self.settings)
+        self._next_generation()
+        if trace:
+            self._trace_generation = self._generation
+        request = RunRequest(self._generation, self.snippet, self.settings, trace)
         if self.hello is None:
             # The worker is still starting; WorkerReady runs the newest request. If it failed
             # to start, asking again (r, a save) is how the user retries.
@@ -273,7 +299,9 @@ class RunPipeline(_Base):
                 if message is not None:
                     self.post_message(message)
 
-            task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event))
+            # Only a trace run passes an option, so engines without options still run the rest.
+            options = {"trace": True} if request.trace else {}
+            task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
             self._engine_task = task
             try:
                 raw = await asyncio.shield(task)
@@ -300,6 +328,16 @@ class RunPipeline(_Base):
         with contextlib.suppress(BaseException):
             task.result()
 
+    def hold_runs(self, why: str) -> asyncio.Lock:
+        """Lend the engine to something else (the settings matrix): the run in flight is
+        cancelled and made stale, and normal runs wait on the returned lock, which the
+        borrower holds while it uses the engine. Afterwards, `request_run` restores the view."""
+        self._next_generation()
+        self._requested = None  # the rerun afterwards must run, even unchanged bytes
+        self.workers.cancel_group(self, "run")
+        self._set_run(RunState("paused", message=why))
+        return self._engine_lock
+
     async def shutdown_engine(self) -> None:
         """Stop any run at once and close the engine (quit, or the app going away)."""
         self._quitting = True
@@ -322,7 +360,9 @@ class RunPipeline(_Base):
             return
         error = worker.error
         message = f"{type(error).__name__}: {error}" if error else "unknown failure"
-        if worker.group == "engine":
+        if worker.group == "export":
+            self.notify(f"export failed: {message}", severity="error", timeout=10)
+        elif worker.group == "engine":
             self._engine_failed = True
             self._attempt = error_report("worker", "StartFailed", message, self.settings)
             self._set_run(RunState("error", message=f"could not start the torch worker: {message} (r retries)"))
@@ -363,9 +403,13 @@ class RunPipeline(_Base):
     def on_run_finished(self, message: RunFinished) -> None:
         if not self._current(message.generation):
             return  # a newer save or setting made it stale: never shown as current
-        report = Report.from_dict(message.report)
+        if message.generation == self._trace_generation:
+            self._trace_generation = None
+            self.write_trace(message.report)
+        report = Report.from_dict(without_trace(message.report))
         self._attempt = report
         self._sync_source(report)
+        self._record(report)
         if report.error is None:
             self._good, self._good_generation = report, message.generation
             duration = report.duration_s or report.raw.get("wall_s")
@@ -378,12 +422,33 @@ class RunPipeline(_Base):
     def on_run_failed(self, message: RunFailed) -> None:
         if not self._current(message.generation):
             return
+        if message.generation == self._trace_generation:
+            self._trace_generation = None
+            self.notify("no trace written: the engine failed (see the summary)", severity="error")
         self._attempt = error_report("worker", "EngineError", message.message, self.settings)
         self._set_run(RunState("error", message=f"worker error: {message.message}"))
 
     def on_worker_restarted(self, message: WorkerRestarted) -> None:
         reason = message.reason or "it stopped answering"
         self.notify(f"torch worker restarted: {reason}", severity="warning", timeout=6)
+
+    def _record(self, report: Report) -> None:
+        """Keep a complete run with the text that ran (the hash says which) for before/after;
+        a run whose text is no longer known is not kept rather than paired with the wrong text."""
+        if report.stage != "complete" or (report.content_sha256 and report.content_sha256 != self._source_sha):
+            self._since = None
+            return
+        entry = self.history.add(report, self._source)
+        self._since = since_previous(self.history, entry)
+
+    @work(group="export", exit_on_error=False)
+    async def write_trace(self, report: dict[str, Any]) -> None:
+        """Write a trace run's structured trace off the UI thread, then say how to render it."""
+        if not has_trace(report):
+            self.notify("no trace came back from this run: the worker's torch wrote none", severity="warning")
+            return
+        path, command = await asyncio.to_thread(save_trace, report, Path.cwd() / TRACE_DIR)
+        self.notify(f"trace written: {shown(path)}\nrender it: {command}", title="trace", timeout=20)
 
     def _sync_source(self, report: Report) -> None:
         """Show the text that actually ran, if the file changed between our read and the run's."""

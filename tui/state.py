@@ -7,6 +7,7 @@ from typing import Any
 
 from playground.report import Report, RunError
 from playground.settings import Settings
+from tui.compare import Comparison
 
 #: Progress phases from the engine, as the summary bar words them.
 PHASE_WORDS = {
@@ -21,7 +22,8 @@ PHASE_WORDS = {
 
 @dataclass(frozen=True)
 class RunState:
-    """Where the newest run is. `kind`: starting, idle, queued, running, done, error, missing."""
+    """Where the newest run is. `kind`: starting, idle, queued, running, done, error, missing,
+    paused (the engine is lent to the settings matrix)."""
 
     kind: str = "starting"
     phase: str = ""
@@ -47,6 +49,8 @@ class RunState:
             return f"error: {self.message}"
         if self.kind == "missing":
             return f"waiting: {self.message}"
+        if self.kind == "paused":
+            return f"paused: {self.message}"
         return "idle"
 
 
@@ -64,6 +68,8 @@ class View:
     attempt: Report | None = None
     stale: bool = False
     notice: str = ""
+    since: Comparison | None = None
+    """The newest complete run against the previous one with the same settings."""
 
     @property
     def error(self) -> RunError | None:

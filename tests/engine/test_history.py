@@ -38,3 +38,20 @@ def test_history_compares_with_the_previous_run_of_the_same_settings():
     assert describe(a, c) == "#1 -> #3: breaks 1 -> 0, equivalence ok -> FAIL"
     assert source_diff(a.source, c.source) == ["@@ -1 +1 @@", "-x = 1", "+x = 2"]
     assert h.get(2).settings.backend == "inductor"
+
+
+def test_speedup_noise_is_not_news_and_labels_fit_80_columns():
+    before = report()
+    after = report(timings={"speedup": 1.15, "device": "cpu"})
+    assert changes(before, after) == []  # 1.10x -> 1.15x is within the noise
+    h = History()
+    entry = h.add(report(settings={"backend": "inductor", "fullgraph": True, "dynamic": False}), "")
+    assert len(entry.label()) <= 78
+    assert "inductor fullgraph dynamic=false: g2 b1 r0 eq ok" in entry.label()
+
+
+def test_markdown_report_with_missing_timing_fields():
+    from playground.exports import markdown_report
+
+    md = markdown_report(dict(report().raw, timings={"compile_s": None, "speedup": None, "device": "cpu"}))
+    assert "cold first call (compile included): n/a" in md

@@ -323,3 +323,16 @@ async def test_a_worker_that_cannot_start_says_why(snippet: Path):
         await settle(pilot)
         assert "could not start the torch worker" in bar_text(app)
         assert "No module named 'torch'" in bar_text(app)
+
+
+async def test_square_brackets_step_through_the_graphs(snippet: Path):
+    app = make_app(snippet, engine=FakeEngine(canned("break")), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("right_square_bracket")
+        assert app.main.query_one("#tabs").active == "tab-graphs"
+        assert "graph 2 (2 of 2): FX code" in pane_text(app, "graphs")
+        await pilot.press("right_square_bracket")  # stays on the last
+        assert app.main.graph == 1
+        await pilot.press("left_square_bracket")
+        assert "graph 1 (1 of 2): FX code" in pane_text(app, "graphs")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, settle
+from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, rule_report, settle
 
 from tui.factory import make_app
 
@@ -58,3 +58,13 @@ def test_fullgraph_refusal_80x24(snap_compare):
 def test_equivalence_fail_160x50(snap_compare):
     app = app_for("equivalence_fail", "bf16_sum.py")
     assert snap_compare(app, terminal_size=(160, 50), run_before=pressing("6"))
+
+
+def breaks_and_shapes(text, settings):
+    # The fake's rules: the fixture's break, plus three input shapes so dynamic matters.
+    return rule_report(text + "\n# SHAPES", settings)
+
+
+def test_matrix_80x24(snap_compare):
+    app = app_for("", "branch.py", respond=breaks_and_shapes)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=pressing("x"))

@@ -50,3 +50,10 @@ def test_every_key_has_an_id_a_tooltip_and_a_pane_key_each():
     assert [key.key for key in KEYS if key.id.startswith("pane-")] == [str(n) for n in range(1, len(PANES) + 1)]
     table = markdown_table()
     assert "| `f` | Toggle fullgraph" in table and "| `?` | Help" in table
+
+
+def test_the_new_keys_are_in_the_table_the_help_and_the_palette_share():
+    table = markdown_table()
+    for row in ("| `x` | Settings matrix", "| `h` | Run history", "| `t` | Export trace", "| `w` | Write Markdown"):
+        assert row in table
+    assert "| `[` | Previous graph" in table and "| `]` | Next graph" in table

@@ -2,7 +2,8 @@
 
 The rules stand in for torch just enough to drive the UI: a line containing `.sum() > 0`
 is a graph break (a refusal under fullgraph), `SHAPES` in the file means three input
-shapes (recompiles depending on dynamic), `CRASH` kills the "worker" once.
+shapes (recompiles depending on dynamic), `CRASH` kills the "worker" once. A run asked for
+with `trace=True` returns two canned structured-trace lines.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ class FakeEngine:
         self._hello = dict(hello or HELLO)
         self.calls = calls
         self.runs: list[tuple[str, Settings]] = []
+        #: The keyword options of each run (trace, timing, min_run_time), in order.
+        self.options: list[dict[str, Any]] = []
         self.cancels = 0
         self.closed = False
         self.crash_next = False
@@ -124,10 +127,12 @@ class FakeEngine:
         path: str,
         settings: Settings,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
         emit = on_event or (lambda event: None)
         text = Path(path).read_text()
         self.runs.append((text, settings))
+        self.options.append(options)
         self._cancel = asyncio.Event()
         for call in range(1, self.calls + 1):
             emit({"event": "progress", "phase": "compiling", "call": call, "calls": self.calls, "message": ""})
@@ -153,6 +158,9 @@ class FakeEngine:
             )
             return report
         report = self.respond(text, settings)
+        if options.get("trace"):
+            report["trace_strings"] = [["branch.py", 0]]
+            report["trace_lines"] = ['V0101 00:00:00.000000 0 fake.py:1] {"dynamo_start": {"stack": []}}']
         diagnostics = copy.deepcopy(report)
         diagnostics.update(stage="diagnostics", equivalence=None, timings=None)
         emit({"event": "diagnostics", "report": diagnostics})

@@ -30,7 +30,9 @@ def help_renderable() -> Group:
     footer = Text(
         "The bottom line: graphs, breaks, recompiles, equivalence and speedup of the shown "
         "result, then the run state. STALE means the panes show an older result than the "
-        "file and settings now on screen. Saving the file reruns it.",
+        "file and settings now on screen. Saving the file reruns it. After a rerun, the line "
+        "above it says what changed since the same settings last ran, and the Breaks pane "
+        "starts with the diff of the snippet; h compares any two runs, x runs every setting.",
         style="dim",
     )
     return Group(keys, Text(""), meaning, Text(""), footer)

@@ -2,7 +2,8 @@
 
 Narrow terminals get every pane as a tab; from WIDE columns the source and the graph breaks
 stand on the left and the other panes tab on the right, so the code and its diagnosis are
-seen together.
+seen together. After a rerun, a line above the summary says what changed since the same
+settings last ran, and the Breaks pane starts with that and the diff of the snippet.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from playground.report import Report
 from tui import panes
+from tui.compare import changes_text, render_since
 from tui.keys import PANES
 from tui.panes.common import DIM, WARN
+from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
 from tui.state import View
 from tui.summary import settings_text, summary_text, title_text
@@ -33,7 +36,6 @@ SIDE_PANES = ("source", "breaks")
 
 _ANALYSIS: dict[str, Callable[[Report], RenderableType]] = {
     "breaks": panes.render_breaks,
-    "graphs": panes.render_graphs,
     "guards": panes.render_guards,
     "recompiles": panes.render_recompiles,
     "equivalence": panes.render_equivalence,
@@ -53,6 +55,9 @@ class MainScreen(Screen[None]):
     view: reactive[View] = reactive(View, init=False)
     """Everything on screen, as one frozen value; the app assigns a new one on each change."""
 
+    graph: reactive[int] = reactive(0, init=False)
+    """Which captured graph (0-based) the Graphs pane shows; [ and ] step it."""
+
     def compose(self) -> ComposeResult:
         yield Bar(id="title")
         yield Bar(id="settings")
@@ -64,6 +69,7 @@ class MainScreen(Screen[None]):
                 for number, (pane, title) in enumerate(PANES, start=1):
                     with TabPane(f"{number} {title}", id=f"tab-{pane}"):
                         yield PaneView(id=f"pane-{pane}")
+        yield Bar(id="changes")
         yield Bar(id="summary")
         yield Footer(compact=True)
 
@@ -139,6 +145,22 @@ class MainScreen(Screen[None]):
         self.query_one(TabbedContent).active = f"tab-{pane}"
         self.query_one(f"#pane-{pane}", PaneView).focus()
 
+    def step_graph(self, step: int) -> None:
+        """Show the previous or next captured graph, bringing the Graphs pane into view."""
+        self.show_pane("graphs")
+        self.graph = clamp_graph(self.view.report, self.graph + step)
+        # Each graph's code starts at the top: the old scroll position means nothing in it.
+        self.query_one("#pane-graphs", PaneView).scroll_home(animate=False)
+
+    def watch_graph(self) -> None:
+        if self._ready:
+            self._show_graphs(self.view)
+
+    def _show_graphs(self, view: View) -> None:
+        self.graph = clamp_graph(view.report, self.graph)
+        render = lambda report: panes.render_graphs(report, selected=self.graph)  # noqa: E731
+        self.query_one("#pane-graphs", PaneView).show(_framed(view, view.report, render))
+
     def watch_view(self, view: View) -> None:
         if not self._ready:
             return
@@ -150,6 +172,10 @@ class MainScreen(Screen[None]):
             summary.update(summary_text(view))
             summary.set_class(view.run.kind == "error", "-error")
             summary.set_class(view.stale, "-stale")
+            changes = self.query_one("#changes", Bar)
+            changes.set_class(view.since is not None, "-shown")
+            if view.since is not None:
+                changes.update(changes_text(view.since))
             source = panes.render_source(
                 view.source, view.report, view.error, stale=view.stale and view.report is not None
             )
@@ -158,9 +184,13 @@ class MainScreen(Screen[None]):
             self._follow_marks(view)
             for pane, render in _ANALYSIS.items():
                 body = _framed(view, view.report, render)
+                if pane == "breaks" and view.since is not None and not view.stale:
+                    # Only over the result it describes: a STALE pane shows an older run.
+                    body = Group(render_since(view.since), body)
                 self.query_one(f"#pane-{pane}", PaneView).show(body)
                 if pane in SIDE_PANES:
                     self.query_one(f"#side-{pane}", PaneView).show(body)
+            self._show_graphs(view)
             shown = view.attempt or view.report
             for pane, render in _ATTEMPT.items():
                 self.query_one(f"#pane-{pane}", PaneView).show(_framed(view, shown, render))

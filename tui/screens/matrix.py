@@ -1,0 +1,300 @@
+"""`x`: the settings matrix. The snippet runs under every fullgraph x dynamic x backend on the
+app's warm engine, and each row fills in as its run finishes, so "which settings forbid or
+allow the failure I am looking at" is answered at a glance.
+
+The app lends the engine (and the lock normal runs wait on) for as long as this screen runs;
+escape cancels through the engine and keeps the finished rows; closing reruns the normal view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from playground.matrix import Cell, run_matrix
+from playground.settings import Settings, dynamic_name
+from tui.engine import Engine, is_run_cancelled
+from tui.panes.common import BAD, DIM, GOOD, WARN
+from tui.widgets import Bar
+
+#: (key, header, right-aligned). Short headers: eleven columns must fit 80 terminal columns.
+COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("backend", "backend", False),
+    ("fg", "fg", False),
+    ("dyn", "dyn", False),
+    ("graphs", "graphs", True),
+    ("breaks", "breaks", True),
+    ("recomp", "recomp", True),
+    ("limit", "limit", False),
+    ("equiv", "equiv", False),
+    ("compile", "compile", True),
+    ("speedup", "speedup", True),
+    ("raised", "raised", False),
+)
+#: The raised column shows the exception's first words (its type, when the whole does not
+#: fit); the line under the table has it all. 11: the eleven columns then fill 80 exactly.
+RAISED_WIDTH = 11
+
+
+def cell_label(settings: Settings) -> str:
+    """ "inductor fullgraph=on dynamic=false": the part of the settings the matrix varies."""
+    return (
+        f"{settings.backend} fullgraph={'on' if settings.fullgraph else 'off'} dynamic={dynamic_name(settings.dynamic)}"
+    )
+
+
+def _padded(value: str, right: bool, style: str = "") -> Text:
+    # No cell padding in the table (it would cost 22 columns): one leading space separates.
+    return Text(f" {value}", style=style, justify="right" if right else "left", no_wrap=True)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.1f}s" if value >= 10 else f"{value:.2f}s"
+
+
+def _first_words(raised: str, width: int = RAISED_WIDTH) -> str:
+    if len(raised) <= width:
+        return raised
+    kind = raised.split(":", 1)[0]
+    return kind if len(kind) <= width else kind[: width - 1] + "…"
+
+
+def row_cells(settings: Settings, cell: Cell | None, state: str) -> dict[str, Text]:
+    """One table row. Unfinished rows carry their state (waiting, running…, not run) in words
+    in the raised column: the other result columns stay blank until there is a result."""
+    values = {
+        "backend": _padded(settings.backend, False),
+        "fg": _padded("on" if settings.fullgraph else "off", False),
+        "dyn": _padded(dynamic_name(settings.dynamic), False),
+    }
+    if cell is None:
+        blank = {key: _padded("", right) for key, _, right in COLUMNS if key not in values}
+        return values | blank | {"raised": _padded(state, False, DIM if state == "waiting" else WARN)}
+    speedup = "n/a" if cell.speedup is None else f"{cell.speedup:.2f}x"
+    return values | {
+        "graphs": _padded(str(cell.graphs), True),
+        "breaks": _padded(str(cell.breaks), True, WARN if cell.breaks else ""),
+        "recomp": _padded(str(cell.recompiles), True, WARN if cell.recompiles else ""),
+        "limit": _padded("HIT" if cell.limit_hit else "no", False, BAD if cell.limit_hit else ""),
+        "equiv": _padded(cell.equivalence, False, BAD if cell.equivalence == "FAIL" else ""),
+        "compile": _padded(_seconds(cell.compile_s), True),
+        "speedup": _padded(speedup, True),
+        "raised": _padded(_first_words(cell.raised) if cell.raised else "no", False, BAD if cell.raised else GOOD),
+    }
+
+
+def detail_text(settings: Settings, cell: Cell | None, state: str) -> Text:
+    """The highlighted row in full sentences: the table's columns are cut to fit 80."""
+    text = Text(f"{cell_label(settings)}: ", style="bold")
+    if cell is None:
+        text.append(state)
+        return text
+    if cell.raised:
+        kind = f" ({cell.error_kind} error)" if cell.error_kind else ""
+        text.append(f"raised{kind} {cell.raised}", style=BAD)
+        return text
+    text.append(
+        f"graphs {cell.graphs}  breaks {cell.breaks}  recompiles {cell.recompiles}  "
+        f"recompile limit {'HIT' if cell.limit_hit else 'not hit'}  equiv {cell.equivalence}  "
+        f"compile {_seconds(cell.compile_s)}  speedup " + ("n/a" if cell.speedup is None else f"{cell.speedup:.2f}x")
+    )
+    return text
+
+
+class MatrixScreen(Screen[None]):
+    """Runs `cells` on `engine` while holding `lock` (the app's engine lock)."""
+
+    BINDINGS = [
+        Binding("escape", "stop", "cancel", tooltip="Cancel the matrix; finished rows stay", id="matrix-cancel"),
+        Binding("escape,q", "close", "close", tooltip="Close and rerun the current settings", id="matrix-close"),
+    ]
+
+    DEFAULT_CSS = """
+    MatrixScreen #matrix-title { background: $primary 30%; text-style: bold; }
+    MatrixScreen #matrix-state { background: $boost; text-style: bold; }
+    MatrixScreen DataTable { height: auto; max-height: 1fr; }
+    MatrixScreen #matrix-detail { height: auto; padding: 0 1; }
+    MatrixScreen #matrix-hint { height: auto; padding: 0 1; color: $text-muted; }
+    """
+
+    @dataclass
+    class CellStarted(Message):
+        """Cell `index` was sent to the engine."""
+
+        index: int
+
+    @dataclass
+    class CellFinished(Message):
+        index: int
+        cell: Cell
+
+    @dataclass
+    class Ended(Message):
+        """No more cells will run: all done, or cancelled."""
+
+        cancelled: bool
+        seconds: float
+
+    def __init__(
+        self,
+        engine: Engine,
+        lock: asyncio.Lock,
+        path: Path,
+        cells: list[Settings],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.lock = lock
+        self.path = path
+        self.cells = cells
+        self.clock = clock
+        self.results: dict[int, Cell] = {}
+        self.states = ["waiting"] * len(cells)
+        self.running = True
+        self._stopping = False
+
+    def compose(self) -> ComposeResult:
+        base = self.cells[0] if self.cells else Settings()
+        title = f"settings matrix: {self.path.name}  {len(self.cells)} runs on {base.device}"
+        if any(s.backend == "inductor" for s in self.cells):
+            title += f", inductor mode {base.mode or 'default'}"
+        yield Bar(title, id="matrix-title")
+        yield Bar("waiting for the engine…", id="matrix-state")
+        yield DataTable(cursor_type="row", cell_padding=0, zebra_stripes=False)
+        yield Static(id="matrix-detail")
+        yield Static(
+            "fg fullgraph, dyn dynamic, recomp recompiles, limit recompile limit hit, equiv eager "
+            "vs compiled; the highlighted row is spelled out above",
+            id="matrix-hint",
+        )
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for key, header, right in COLUMNS:
+            table.add_column(_padded(header, right, "bold"), key=key)
+        for index in range(len(self.cells)):
+            table.add_row(*self._row(index).values(), key=str(index))
+        table.focus()
+        self.run_cells()
+
+    def _row(self, index: int) -> dict[str, Text]:
+        return row_cells(self.cells[index], self.results.get(index), self.states[index])
+
+    def _refresh_row(self, index: int) -> None:
+        table = self.query_one(DataTable)
+        for key, value in self._row(index).items():
+            table.update_cell(str(index), key, value, update_width=key == "raised")
+        if table.cursor_row == index:
+            self._show_detail(index)
+
+    def _set_state(self, text: str) -> None:
+        self.query_one("#matrix-state", Bar).update(text)
+
+    def _show_detail(self, index: int) -> None:
+        if 0 <= index < len(self.cells):
+            detail = detail_text(self.cells[index], self.results.get(index), self.states[index])
+            self.query_one("#matrix-detail", Static).update(detail)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    @work(exclusive=True, group="matrix", exit_on_error=False)
+    async def run_cells(self) -> None:
+        """Posts a message per cell; the screen's handlers update the table."""
+        async with self.lock:
+            started = self.clock()
+            if self._stopping:
+                self.post_message(self.Ended(True, 0.0))
+                return
+
+            def progress(index: int, total: int, settings: Settings) -> None:
+                self.post_message(self.CellStarted(index))
+
+            # run_matrix is written against WorkerClient; the app's engine has the same API.
+            results = run_matrix(self.engine, str(self.path), self.cells, on_progress=progress)  # type: ignore[arg-type]
+            try:
+                async with contextlib.aclosing(results):
+                    async for index, cell in results:
+                        self.post_message(self.CellFinished(index, cell))
+                        if self._stopping:
+                            break  # a cancel that landed between two cells
+            except Exception as exc:
+                # The real client's cancel ends run_matrix quietly; another engine may raise.
+                if not is_run_cancelled(exc):
+                    raise
+            self.post_message(self.Ended(self._stopping, self.clock() - started))
+
+    def on_matrix_screen_cell_started(self, message: CellStarted) -> None:
+        index = message.index
+        if self._stopping:
+            return
+        self.states[index] = "running…"
+        self._refresh_row(index)
+        self._set_state(f"running {index + 1}/{len(self.cells)}: {cell_label(self.cells[index])}")
+
+    def on_matrix_screen_cell_finished(self, message: CellFinished) -> None:
+        self.results[message.index] = message.cell
+        self.states[message.index] = "done"
+        self._refresh_row(message.index)
+
+    def on_matrix_screen_ended(self, message: Ended) -> None:
+        self.running = False
+        done = len(self.results)
+        for index, state in enumerate(self.states):
+            if index not in self.results:
+                self.states[index] = "cancelled" if state == "running…" else "not run"
+                self._refresh_row(index)
+        if message.cancelled:
+            self._set_state(f"cancelled after {done}/{len(self.cells)}: finished rows kept; escape closes")
+        else:
+            self._set_state(f"done: {done}/{len(self.cells)} in {message.seconds:.1f} s; escape closes and reruns")
+        self.refresh_bindings()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # An engine failure ends the matrix with its reason on screen, not a crash of the app.
+        if event.worker.group == "matrix" and event.state == WorkerState.ERROR and self.running:
+            self.running = False
+            self._set_state(f"stopped: {type(event.worker.error).__name__}: {event.worker.error}; escape closes")
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # One key, two meanings: escape cancels while cells run, and closes afterwards.
+        if action == "stop":
+            return self.running and not self._stopping
+        if action == "close":
+            return not self.running
+        return True
+
+    def action_stop(self) -> None:
+        self._stopping = True
+        self._set_state("cancelling: stopping the run in the worker…")
+        self.refresh_bindings()
+        self.cancel_engine()
+
+    @work(exclusive=True, group="matrix-stop", exit_on_error=False)
+    async def cancel_engine(self) -> None:
+        # Repeated until the matrix stops: a cancel that lands between two runs is a no-op.
+        while self.running:
+            await self.engine.cancel()
+            await asyncio.sleep(0.05)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
