@@ -38,27 +38,16 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
     """The file's text and the SHA-256 of its bytes, or a SnippetError saying why not."""
     p = Path(path)
     try:
-        mode = p.stat().st_mode
-    except FileNotFoundError:
-        raise SnippetError("FileNotFoundError", f"no such file: {p}") from None
-    except OSError as exc:
-        raise SnippetError(type(exc).__name__, f"cannot read {p}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise SnippetError("IsADirectoryError", f"{p} is a directory, not a snippet file")
-    if not stat.S_ISREG(mode):
-        # A FIFO or a device would block the read or never end: refuse it.
-        raise SnippetError("NotARegularFile", f"{p} is not a regular file")
-    try:
-        data = p.read_bytes()
+        data = read_regular_bytes(p)
     except FileNotFoundError:
         raise SnippetError("FileNotFoundError", f"no such file: {p}") from None
     except IsADirectoryError:
         raise SnippetError("IsADirectoryError", f"{p} is a directory, not a snippet file") from None
+    except NotARegularFile:
+        raise SnippetError("NotARegularFile", f"{p} is not a regular file") from None
     except PermissionError:
         raise SnippetError("PermissionError", f"permission denied reading {p}") from None
     except OSError as exc:
-        if exc.errno == errno.EISDIR:
-            raise SnippetError("IsADirectoryError", f"{p} is a directory, not a snippet file") from None
         raise SnippetError(type(exc).__name__, f"cannot read {p}: {exc.strerror or exc}") from None
     sha = hashlib.sha256(data).hexdigest()
     if not data.strip():
@@ -123,11 +112,28 @@ def snippet_line_in_stack(stderr_text: str, path: str) -> int | None:
     return None
 
 
+class NotARegularFile(OSError):
+    """A FIFO, socket or device where a snippet file was expected."""
+
+
 def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of a regular file; OSError for anything else (a FIFO or device would block a
-    plain read, and a UI thread must never block)."""
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        raise IsADirectoryError(f"{path} is not a regular file")
-    with open(path, "rb") as fh:
-        return fh.read()
+    """The bytes of a regular file; OSError for anything else. A FIFO or device would block a
+    plain open or read (and a UI thread or the watch loop must never block), so the file is
+    opened non-blocking and its type checked on the open descriptor: a stat by name followed
+    by an open would race with a save that swaps the file in between."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(errno.EINVAL, "not a regular file", str(path))
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -193,8 +193,7 @@ FAULTS: list[Fault] = [
             import torch
 
             def fn(x):
-                while True:
-                    pass
+                while True: pass
 
             def inputs():
                 return [torch.ones(2)]
@@ -202,7 +201,7 @@ FAULTS: list[Fault] = [
         ),
         "worker",
         ("timed out",),
-        4,  # the `while True:` line, where the loop spins
+        4,  # one line for the whole loop: the stack dump may land on either half of it
     ),
     Fault("os_exit", _text("import os\nos._exit(3)\n"), "worker", ("exited with code 3",)),
     Fault(

@@ -1,5 +1,5 @@
 """The fault matrix: every bad snippet through `check` and `watch --json-lines` (the app's route
-is in tests/tui/test_fault_matrix_app.py). Each must give a one-line cause naming the problem
+is in tests/tui/test_tui_fault_matrix_app.py). Each must give a one-line cause naming the problem
 (and its line), `check`'s documented exit code, and leave the next good save working."""
 
 from __future__ import annotations

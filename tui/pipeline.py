@@ -105,6 +105,11 @@ def short_error(report: Report) -> str:
     return f"{error.kind} error{where}: {error.type or 'see Output'}"
 
 
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 class RunPipeline(_Base):
     """Mixed into the App: owns the engine, the watcher and the run state.
 
@@ -232,10 +237,16 @@ class RunPipeline(_Base):
             return None
 
     def _read_source(self) -> bool:
+        """Read the file as it is now; False only when it is missing. A directory, FIFO or
+        unreadable file still goes to the engine, whose report names the problem."""
         try:
             data = read_regular_bytes(self.snippet)
-        except OSError:
+        except FileNotFoundError:
             return False
+        except OSError:
+            data = b""
+            self._source, self._source_sha = "", ""
+            return True
         self._source = data.decode("utf-8", errors="replace")
         self._source_sha = sha256(data)
         return True
@@ -302,6 +313,9 @@ class RunPipeline(_Base):
             # Only a trace run passes an option, so engines without options still run the rest.
             options = {"trace": True} if request.trace else {}
             task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
+            # A superseded run may be cancelled twice over and never awaited to the end; its
+            # outcome (often RunCancelled) is read here so asyncio never reports it as lost.
+            task.add_done_callback(_read_outcome)
             self._engine_task = task
             try:
                 raw = await asyncio.shield(task)

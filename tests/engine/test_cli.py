@@ -166,10 +166,11 @@ def test_read_snippet_errors(tmp_path, monkeypatch):
     p.write_text("x = 1\n")
     assert read_snippet(p).sha256 == hashlib.sha256(b"x = 1\n").hexdigest()
 
-    def deny(self):
+    def deny(path):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    # Root reads any file whatever its mode, so the refusal is simulated.
+    monkeypatch.setattr("playground.snippet.read_regular_bytes", deny)
     with pytest.raises(SnippetError) as info:
         read_snippet(p)
     assert info.value.error["type"] == "PermissionError"
