@@ -56,6 +56,8 @@ def render(report: Report) -> str:
     if t is not None:
         compile_s = "n/a" if t.compile_s is None else f"{t.compile_s:.3f} s"
         lines.append(f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}")
+        if t.note:
+            lines.append(f"  ({t.note})")
         spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
         spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
         speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
