@@ -29,6 +29,8 @@ DEFAULT_TIMEOUT_S = 120.0
 #: The worker is recycled once its resident memory passes this ceiling (MiB).
 DEFAULT_RSS_LIMIT_MB = float(os.environ.get("COMPILE_PLAYGROUND_RSS_LIMIT_MB", "3072"))
 HELLO_TIMEOUT_S = 180.0
+#: How long a killed worker's process group may live on (a compiler finishing its output).
+GROUP_GRACE_S = 3.0
 _STREAM_LIMIT = 256 * 2**20
 
 
@@ -38,6 +40,14 @@ class RunCancelled(Exception):
 
 class WorkerUnavailable(Exception):
     """The worker could not be started at all (torch missing or broken)."""
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _project_root() -> str:
@@ -136,20 +146,25 @@ class WorkerClient:
         await self._kill()
 
     async def _kill(self) -> None:
+        """Kill the worker, then what it left in its process group.
+
+        The worker goes first and alone: a compiler it started (Inductor's g++) is given a
+        moment to finish writing, because a half-written .so left in Inductor's on-disk cache
+        fails every later compile that hits it ("file too short"). Whatever is still in the
+        group after that (a snippet's runaway children) is killed."""
         proc = self.proc
         if proc is None:
             return
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        else:
-            # The worker is gone; anything its snippet spawned may still hold the group.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), 5.0)
+        deadline = time.monotonic() + GROUP_GRACE_S
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            await asyncio.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         if self._stderr_task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._stderr_task, 1.0)

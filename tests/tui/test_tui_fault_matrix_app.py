@@ -21,6 +21,7 @@ from textual.widgets import Static, TabbedContent
 from tui_fakes import bar_text, plain
 
 from playground.client import WorkerClient
+from playground.settings import Settings
 from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive
 from tui.factory import make_app
 
@@ -196,7 +197,14 @@ async def run_fault(pilot, folder: Path, fault: Fault) -> None:
 async def session(folder: Path, faults: list[Fault]) -> None:
     path = folder / "snippet.py"
     path.write_text(GOOD)
-    app = make_app(path, engine=WorkerClientQuickTimings(timeout_s=RUN_TIMEOUT_S), watch=True)
+    # Backend eager throughout: the faults are about bad input, and a cold Inductor compile on a
+    # fresh machine can outlast the 5 s run timeout.
+    app = make_app(
+        path,
+        engine=WorkerClientQuickTimings(timeout_s=RUN_TIMEOUT_S),
+        settings=Settings(backend="eager"),
+        watch=True,
+    )
     app.animation_level = "none"  # a tab switch animates its underline; Pilot waits it out
     async with app.run_test(size=SIZE) as pilot:
         sha = sha_of(path)
