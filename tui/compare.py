@@ -58,8 +58,9 @@ def changes_text(comparison: Comparison) -> Text:
     text.append(f"#{comparison.after.number} ", style=HEADING)
     text.append(comparison.headline())
     edited = comparison.edited_lines
-    source = f"source: {plural(edited, 'line')} edited (diff in 2 Breaks)" if edited else "source unchanged"
-    text.append(f"  |  {source}", style=DIM)
+    # Short, so that at 80 columns the pointer to the diff survives the ellipsis.
+    source = f"key 2: diff, {plural(edited, 'line')}" if edited else "source unchanged"
+    text.append(f" | {source}", style=DIM)
     return text
 
 
