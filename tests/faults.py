@@ -7,6 +7,7 @@ kind (None when the run must succeed), words the one-line cause must contain, th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import textwrap
 from collections.abc import Callable
@@ -320,3 +321,17 @@ def pid_alive(pid: int) -> bool:
             return fh.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+def save_good(path: Path, n: int) -> str:
+    """An editor's atomic save of a good snippet (distinct per `n`) over whatever is at `path`
+    (a fault may have left a directory or a FIFO there); returns the SHA-256 of what it wrote."""
+    text = GOOD + f"# save {n}\n"
+    if path.is_dir():
+        path.rmdir()
+    elif path.exists() or path.is_fifo():
+        path.unlink()
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive
+from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive, save_good
+from tests.watching import WatchProcess
 
 TIMEOUT_S = "5"  # the run timeout for the infinite loop; the default is 120 s
 #: The faults are about bad input, not Inductor: a cold Inductor compile on a fresh machine can
@@ -62,90 +60,15 @@ def test_check_route(fault: Fault, tmp_path: Path):
         assert pid is not None and not pid_alive(pid), "the snippet's child outlived the worker"
 
 
-class WatchProcess:
-    """`compile-playground watch --json-lines` on one file, its lines collected as they come."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "playground",
-                "watch",
-                str(path),
-                "--json-lines",
-                "--no-timing",
-                "--timeout",
-                TIMEOUT_S,
-                *EAGER,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        self.lines: list[dict] = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            with self.cond:
-                self.lines.append(json.loads(raw))
-                self.cond.notify_all()
-
-    def wait_complete(self, sha: str, timeout: float = 90) -> dict:
-        end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if line["stage"] == "complete" and line["content_sha256"] == sha:
-                        return line
-                if time.monotonic() > end:
-                    raise AssertionError(
-                        f"no complete line for {sha[:8]}; got {[ln['content_sha256'][:8] for ln in self.lines]}"
-                    )
-                self.cond.wait(0.5)
-
-    def wait_error(self, predicate, start: int, timeout: float = 90) -> dict:
-        end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines[start:]:
-                    if line["stage"] == "complete" and predicate(line):
-                        return line
-                if time.monotonic() > end:
-                    raise AssertionError("no matching line")
-                self.cond.wait(0.5)
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(15)
-
-
 @pytest.fixture(scope="module")
 def watched(tmp_path_factory):
     folder = tmp_path_factory.mktemp("watched")
     path = folder / "snippet.py"
     path.write_text(GOOD)
-    proc = WatchProcess(path)
+    proc = WatchProcess(path, "--timeout", TIMEOUT_S, *EAGER)
     proc.wait_complete(hashlib.sha256(GOOD.encode()).hexdigest(), timeout=120)
     yield folder, path, proc
     proc.close()
-
-
-def _save_good(path: Path, n: int) -> str:
-    text = GOOD + f"# save {n}\n"
-    if path.is_dir():
-        path.rmdir()
-    elif path.exists() or path.is_fifo():
-        path.unlink()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name)
@@ -162,20 +85,23 @@ def test_watch_route_and_next_good_save(fault: Fault, watched):
     if fault.name == "deletes_itself":
         # Its own deletion is a newer change: the run that worked may be superseded by one that
         # says the file is gone, which is the current truth. Either is right; nothing else is.
-        line = proc.wait_error(lambda ln: ln["error"] is None or "no such file" in ln["error"]["message"], start)
+        line = proc.wait_line(
+            lambda ln: ln["error"] is None or "no such file" in ln["error"]["message"], fault.name, start
+        )
         assert line["error"] is None or line["error"]["kind"] == "snippet"
-        sha = _save_good(path, FAULTS.index(fault))
+        sha = save_good(path, FAULTS.index(fault))
         assert proc.wait_complete(sha)["error"] is None
         return
     if report is None:
-        report = proc.wait_error(
+        report = proc.wait_line(
             lambda line: (
                 line["error"] is not None
                 and all(w in f"{line['error']['type']}: {line['error']['message']}" for w in fault.words)
             ),
+            fault.name,
             start,
         )
     assert_reported(fault, report)
-    sha = _save_good(path, FAULTS.index(fault))
+    sha = save_good(path, FAULTS.index(fault))
     good = proc.wait_complete(sha)
     assert good["error"] is None and good["graph_count"] == 1 and good["equivalence"]["ok"]

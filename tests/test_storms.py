@@ -8,10 +8,8 @@ then the rest) is never the last word once the write completes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults import GOOD
+from tests.watching import WAIT_S, WatchProcess
 
 VERSIONS = 200
 #: Versions written back to back before a pause a little longer than the debounce, so that
@@ -30,7 +29,6 @@ PAUSES_S = (0.06, 0.08, 0.1, 0.13, 0.17)
 DEBOUNCE_S = "0.05"
 #: No line may follow the final report within this quiet period.
 QUIET_S = 1.5
-WAIT_S = 90.0
 
 
 def version(n: int) -> str:
@@ -42,86 +40,14 @@ def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
-class Watch:
-    """`compile-playground watch --json-lines` on one file, its lines collected as they come."""
+class Watch(WatchProcess):
+    """The storms' watch: a short debounce, and quiet means QUIET_S without a line."""
 
     def __init__(self, path: Path) -> None:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "playground",
-                "watch",
-                str(path),
-                "--json-lines",
-                "--no-timing",
-                "--debounce",
-                DEBOUNCE_S,
-                "--timeout",
-                "30",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        self.lines: list[dict] = []
-        self.arrived: list[float] = []
-        self.bad: list[str] = []
-        self.stderr = ""
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            with self.cond:
-                try:
-                    self.lines.append(json.loads(raw))
-                    self.arrived.append(time.monotonic())
-                except ValueError:
-                    self.bad.append(raw[:200])
-                self.cond.notify_all()
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        self.stderr = self.proc.stderr.read()
-
-    def summary(self) -> str:
-        return ", ".join(f"{ln['stage'][0]}:{ln['content_sha256'][:8]}" for ln in self.lines[-12:])
-
-    def wait_complete(self, digest: str, timeout: float = WAIT_S) -> None:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while not any(ln["stage"] == "complete" and ln["content_sha256"] == digest for ln in self.lines):
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError(
-                        f"no complete line for {digest[:8]} within {timeout:g} s "
-                        f"(exit {self.proc.poll()}); last lines: {self.summary()}"
-                    )
-                self.cond.wait(0.2)
+        super().__init__(path, "--debounce", DEBOUNCE_S, "--timeout", "30")
 
     def wait_quiet(self, quiet_s: float = QUIET_S, timeout: float = WAIT_S) -> None:
-        """Until no line has arrived for `quiet_s`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.cond:
-                last = self.arrived[-1] if self.arrived else 0.0
-            if time.monotonic() - last >= quiet_s:
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"watch never went quiet within {timeout:g} s; last lines: {self.summary()}")
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        super().wait_quiet(quiet_s, timeout)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from tui_fakes import bar_text, plain
 
 from playground.client import WorkerClient
 from playground.settings import Settings
-from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive
+from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive, save_good
 from tui.factory import make_app
 
 #: The run timeout: the infinite loop is killed after this many seconds.
@@ -48,19 +47,6 @@ class WorkerClientQuickTimings(WorkerClient):
 
 def sha_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def save_good(path: Path, n: int) -> str:
-    """An editor's atomic save of a good snippet (distinct per `n`) over whatever is there."""
-    text = GOOD + f"# save {n}\n"
-    if path.is_dir():
-        path.rmdir()
-    elif path.exists() or path.is_fifo():
-        path.unlink()
-    tmp = path.with_name("snippet.py.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def wide_text(app, widget_id: str) -> str:
