@@ -1,7 +1,21 @@
-"""The long-lived worker process: imports torch once, then serves runs over a private pipe.
+"""The worker: a template process that imports torch once, and one forked child per run.
 
 Started by playground.client as `python -m playground.worker`. The protocol is one JSON object
 per line in each direction (no pickle: nothing of the user's crosses the boundary but JSON).
+
+Why a child per run: a snippet can change anything in the process it runs in (torch's config
+modules, default dtype, grad mode, RNG, sys.modules, sys.path, the working directory, the
+environment, signal handlers, threads). A forked child starts from the template's memory, which
+no run ever touches, and takes all of that with it when it exits: every save is a fresh process
+as far as the snippet can tell, at the price of one fork (measured in benchmarks/isolation.py
+and README.md). A cancel or a timeout is a kill of the child, a crash loses only the child, and
+memory does not grow across runs.
+
+What keeps forking safe: the template is single-threaded when it forks (no reader thread; it
+multiplexes the channel and the child with select), never touches CUDA (NVML answers
+is_available), and warms Dynamo and Inductor only on 4-element tensors, which stay below
+OpenMP's parallel grain, so no thread pool exists to be copied in a broken state
+(../shared/TORCH_NOTES.md: a child forked after a large op hangs on its first parallel op).
 
 The snippet is arbitrary code: it may print megabytes, read stdin or write straight to file
 descriptor 1. So the first thing the worker does is move the channel off fds 0 and 1 onto
@@ -13,20 +27,44 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import math
 import os
-import queue
+import select
+import signal
 import sys
 import tempfile
-import threading
 import time
-from typing import Any, BinaryIO
+from collections import deque
+from typing import Any
+
+from playground import procs
 
 #: What the report keeps of the snippet's output: the head and the tail.
 OUTPUT_HEAD = 48 * 1024
 OUTPUT_TAIL = 16 * 1024
+#: How long what a killed run left behind (Inductor's g++) may go on before it is killed too: a
+#: compiler killed mid-write leaves a truncated .so in Inductor's on-disk cache ("file too short").
+STRAGGLER_GRACE_S = 1.5
+#: The longest run timeout the worker accepts (faulthandler's timer overflows on inf or 1e12).
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+WARMUP_SNIPPET = """
+import torch
+
+def fn(x, n):
+    y = torch.sin(x) * n
+    print("warm-up")
+    return torch.cos(y).sum()
+
+def inputs():
+    return [(torch.ones(4, requires_grad=True), 2), (torch.ones(3, requires_grad=True), 3)]
+"""
 
 
 class Channel:
+    """The private pipe pair to the client. The template reads it with select (no thread, so
+    that forking stays safe); a run's child only writes."""
+
     def __init__(self) -> None:
         in_fd = os.dup(0)
         out_fd = os.dup(1)
@@ -34,26 +72,43 @@ class Channel:
         os.dup2(devnull, 0)
         os.dup2(2, 1)  # until a run redirects it, stray writes to fd 1 go to stderr
         os.close(devnull)
-        self.reader: BinaryIO = os.fdopen(in_fd, "rb", buffering=0)
-        self.writer: BinaryIO = os.fdopen(out_fd, "wb", buffering=0)
-        self.lock = threading.Lock()
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self._buffer = bytearray()
+        self._scanned = 0
+        self.eof = False
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode()
-        with self.lock:
-            self.writer.write(data)
+        self.send_bytes((json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode())
 
-    def lines(self):  # noqa: ANN201 - a generator of dicts
-        buffer = b""
+    def send_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.out_fd, view)
+            view = view[written:]
+
+    def read_available(self) -> list[dict[str, Any]]:
+        """The complete messages that one read brings (call when select says readable)."""
+        chunk = os.read(self.in_fd, 1 << 20)
+        if not chunk:
+            self.eof = True
+            return []
+        self._buffer += chunk
+        messages = []
         while True:
-            chunk = self.reader.read(65536)
-            if not chunk:
-                return
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                if line.strip():
-                    yield json.loads(line)
+            # Scan only what is new: a 50 MB snippet arrives in many reads.
+            end = self._buffer.find(b"\n", self._scanned)
+            if end < 0:
+                self._scanned = len(self._buffer)
+                return messages
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            self._scanned = 0
+            if line.strip():
+                try:
+                    messages.append(json.loads(line))
+                except ValueError:
+                    continue
 
 
 def _json_default(value: Any) -> Any:
@@ -134,7 +189,7 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _internal_error(request: dict[str, Any], exc: Exception) -> dict[str, Any]:
+def _internal_error(request: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     import traceback
 
     import torch
@@ -144,94 +199,329 @@ def _internal_error(request: dict[str, Any], exc: Exception) -> dict[str, Any]:
     error = {
         "kind": "worker",
         "type": type(exc).__name__,
-        "message": f"internal error in compile-playground's worker: {exc}",
+        "message": f"internal error in compile-playground's worker: {_safe_str(exc)}",
         "line": None,
         "detail": "".join(traceback.format_exception(exc))[-6000:],
     }
     return blank_report(request.get("path", ""), request.get("settings") or {}, error, torch.__version__)
 
 
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        return f"<{type(exc).__name__} whose str() raised>"
+
+
+def run_timeout(request: dict[str, Any]) -> float | None:
+    """The request's timeout as a sane float, None for no timeout."""
+    try:
+        value = float(request.get("timeout_s") or 0)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return None
+    return min(value, MAX_TIMEOUT_S)
+
+
+class Template:
+    """The process that serves runs: it imports torch, warms it, and forks a child per run."""
+
+    def __init__(self, channel: Channel, crash_log: Any) -> None:
+        self.channel = channel
+        self.crash_log = crash_log
+        self.pending: deque[dict[str, Any]] = deque()
+        self.inductor_warm = False
+        self.straggler_deadline: float | None = None
+        self.child: int | None = None
+
+    # --- start-up --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        started = time.perf_counter()
+        import torch
+
+        from playground import compat
+        from playground.capture import Capturer
+
+        self.capturer = Capturer()
+        warm_s = self._warm("eager")
+        self.channel.send(
+            {
+                "event": "hello",
+                "torch_version": torch.__version__,
+                "cuda_available": bool(torch.cuda.is_available()),
+                "backends": compat.list_backends(),
+                "pid": os.getpid(),
+                "python": sys.version.split()[0],
+                "import_s": round(time.perf_counter() - started - warm_s, 3),
+                "warm_s": round(warm_s, 3),
+                "isolation": "fork",
+                "threads": _thread_count(),
+                "rss_mb": round(rss_mb(), 1),
+            }
+        )
+
+    def _warm(self, backend: str) -> float:
+        """Run a tiny snippet through the whole experiment in the template, then forget it:
+        children inherit Dynamo's and (for inductor) Inductor's one-time start-up, and nothing
+        of the run itself (reset and counters are cleared again in every child)."""
+        from playground import compat
+        from playground.runner import Experiment
+
+        started = time.perf_counter()
+        fd, path = tempfile.mkstemp(prefix="compile-playground-warmup-", suffix=".py")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(WARMUP_SNIPPET)
+            request = {
+                "op": "run",
+                "id": 0,
+                "path": path,
+                "source": WARMUP_SNIPPET,
+                "settings": {"backend": backend},
+                "timing": True,
+                "min_run_time": 0.001,
+                "warmup": True,
+            }
+            with OutputCapture():
+                try:
+                    Experiment(self.capturer, request, lambda event: None, lambda: False).run()
+                except Exception as exc:  # noqa: BLE001 - a warm-up failure only costs speed
+                    print(f"compile-playground: {backend} warm-up failed: {exc!r}", file=sys.stderr)
+        finally:
+            os.unlink(path)
+            compat.clear_run_state()
+        return time.perf_counter() - started
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            request = self._next_request()
+            if request is None:
+                return
+            self._run(request)
+
+    def _next_request(self) -> dict[str, Any] | None:
+        while not self.pending:
+            if self.channel.eof:
+                return None
+            readable = self._select([self.channel.in_fd], None)
+            if self.channel.in_fd in readable:
+                for message in self.channel.read_available():
+                    self._accept(message, running_id=None)
+        request = self.pending.popleft()
+        return None if request.get("op") == "shutdown" else request
+
+    def _accept(self, message: dict[str, Any], running_id: Any) -> bool:
+        """File one message from the client; True when it asks to stop the running child."""
+        op = message.get("op")
+        if op == "run":
+            self.pending.append(message)
+        elif op == "shutdown":
+            self.pending.appendleft(message)
+            return True
+        elif op == "cancel":
+            if running_id is not None and message.get("id") == running_id:
+                return True
+            self.pending = deque(r for r in self.pending if r.get("id") != message.get("id"))
+        return False
+
+    def _select(self, fds: list[int], deadline: float | None) -> list[int]:
+        """select() on `fds` until `deadline`, killing stragglers whose grace has run out."""
+        while True:
+            now = time.monotonic()
+            limits = [d for d in (deadline, self.straggler_deadline) if d is not None]
+            wait = max(min(limits) - now, 0.0) if limits else None
+            readable, _, _ = select.select(fds, [], [], wait)
+            if self.straggler_deadline is not None and time.monotonic() >= self.straggler_deadline:
+                self._sweep()
+            elif self.straggler_deadline is not None:
+                self._sweep(grace=True)
+            if readable or (deadline is not None and time.monotonic() >= deadline):
+                return readable
+
+    def _sweep(self, grace: bool = False) -> None:
+        """Kill whatever earlier runs left below us, except the run in progress. With `grace`,
+        a compiler (Inductor's g++) is left to finish writing until STRAGGLER_GRACE_S: a
+        compiler killed mid-write leaves a truncated .so in Inductor's on-disk cache."""
+        left = procs.descendants(os.getpid(), exclude=self.child)
+        if grace:
+            compilers = [p for p in left if procs.is_compiler(p)]
+            left = [p for p in left if p not in compilers]
+            if compilers and self.straggler_deadline is None:
+                self.straggler_deadline = time.monotonic() + STRAGGLER_GRACE_S
+            elif not compilers:
+                self.straggler_deadline = None
+        else:
+            self.straggler_deadline = None
+        procs.kill_all(left)
+        procs.reap(left)
+
+    def _run(self, request: dict[str, Any]) -> None:
+        run_id = request.get("id")
+        settings = request.get("settings") or {}
+        if settings.get("backend", "inductor") == "inductor" and not self.inductor_warm:
+            self.channel.send(
+                {
+                    "event": "progress",
+                    "id": run_id,
+                    "phase": "loading",
+                    "call": None,
+                    "calls": None,
+                    "message": "starting Inductor in the worker (once per worker)",
+                }
+            )
+            self._warm("inductor")
+            self.inductor_warm = True
+        self._settle()  # never fork beside what the last run left
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
+            _child(self, request, parent)
+        self.child = pid
+        outcome, status = self._wait_child(pid, run_id, run_timeout(request))
+        self.child = None
+        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
+        self.channel.send_bytes(b"\n")
+        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
+        # is given its grace.
+        self._sweep(grace=outcome != "ok")
+
+    def _wait_child(self, pid: int, run_id: Any, timeout: float | None) -> tuple[str, dict[str, Any]]:
+        pidfd = os.pidfd_open(pid)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        killed_for = ""
+        try:
+            while True:
+                readable = self._select([self.channel.in_fd, pidfd], deadline)
+                if pidfd in readable:
+                    break
+                if self.channel.in_fd in readable:
+                    stop = False
+                    for message in self.channel.read_available():
+                        stop = self._accept(message, running_id=run_id) or stop
+                    if (stop or self.channel.eof) and not killed_for:
+                        killed_for = "cancelled"
+                        procs.kill_all([pid])
+                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                    killed_for = "timeout"
+                    procs.kill_all([pid])
+                    deadline = None
+        finally:
+            os.close(pidfd)
+        _, wait_status = os.waitpid(pid, 0)
+        status: dict[str, Any] = {"pid": pid}
+        if os.WIFSIGNALED(wait_status):
+            status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+        else:
+            status["returncode"] = os.WEXITSTATUS(wait_status)
+        if killed_for:
+            return killed_for, status
+        return ("ok" if status.get("returncode") == 0 else "died"), status
+
+    def shutdown(self) -> None:
+        """Kill every process below the template: the run at once, what the snippet started,
+        and a compiler after its grace."""
+        if self.child is not None:
+            procs.kill_all([self.child])
+            self.child = None
+        self._settle()
+
+    def _settle(self) -> None:
+        """Let a compiler in its grace finish (or run out of time), then kill the rest."""
+        self._sweep(grace=True)
+        while self.straggler_deadline is not None and time.monotonic() < self.straggler_deadline:
+            time.sleep(0.05)
+            self._sweep(grace=True)
+        self._sweep()
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+def _child(template: Template, request: dict[str, Any], parent: int) -> None:
+    """The forked child: one run, its report on the channel, then os._exit (never returns)."""
+    code = 0
+    try:
+        procs.die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)  # the template died between fork and prctl
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.close(template.channel.in_fd)  # only the template reads requests
+        _run_in_child(template, request)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _run_in_child(template: Template, request: dict[str, Any]) -> None:
+    from playground.runner import Experiment
+
+    channel = template.channel
+    run_id = request.get("id")
+
+    def emit(event: dict[str, Any]) -> None:
+        channel.send(_sanitize(dict(event, id=run_id)))
+
+    timeout = run_timeout(request)
+    with OutputCapture() as out:
+        if timeout:
+            # Dump the stack to the real stderr just before the template kills us.
+            faulthandler.dump_traceback_later(max(timeout - 0.5, 0.5), exit=False, file=template.crash_log)
+        try:
+            report = Experiment(template.capturer, request, emit, lambda: False, out.set_mark).run()
+        except Exception as exc:  # noqa: BLE001 - a bug of ours still gets a report
+            report = _internal_error(request, exc)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    report["output"] = out.read()
+    report["worker"] = {"pid": os.getpid(), "rss_mb": round(rss_mb(), 1), "isolation": "fork"}
+    emit({"event": "report", "report": report})
+
+
 def main() -> None:
+    # Before torch is imported: CUDA availability from NVML (a CUDA context in the template would
+    # make every forked child's CUDA unusable), and Inductor compiling in process rather than in a
+    # pool of compile workers that would be forked with us.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     channel = Channel()
     # A segfault or a hung run dumps the Python stack to stderr, which the client drains and
-    # reads the snippet's line from.
-    # (a private copy of fd 2: during a run fd 2 points at the snippet's output file.)
+    # reads the snippet's line from (a private copy of fd 2: during a run fd 2 points at the
+    # snippet's output file).
     crash_log = os.fdopen(os.dup(2), "w")
     faulthandler.enable(file=crash_log, all_threads=False)
-    started = time.perf_counter()
-    import torch
+    # The client may die without a word (SIGKILL): take the runs with us. Orphans of a snippet
+    # that left our process group (start_new_session) come back to us and are swept.
+    procs.die_with_parent(signal.SIGTERM)
+    procs.become_subreaper()
+    # The app draws while we compile: the compiler gets what the UI leaves.
+    try:
+        os.nice(int(os.environ.get("COMPILE_PLAYGROUND_NICE", "5")))
+    except (OSError, ValueError):
+        pass
+    template = Template(channel, crash_log)
 
-    from playground import compat
-    from playground.capture import Capturer
-    from playground.runner import Cancelled, Experiment
+    def on_term(signum: int, frame: object) -> None:
+        template.shutdown()
+        os._exit(128 + signum)
 
-    capturer = Capturer()
-    channel.send(
-        {
-            "event": "hello",
-            "torch_version": torch.__version__,
-            "cuda_available": bool(torch.cuda.is_available()),
-            "backends": compat.list_backends(),
-            "pid": os.getpid(),
-            "python": sys.version.split()[0],
-            "import_s": round(time.perf_counter() - started, 3),
-            "rss_mb": round(rss_mb(), 1),
-        }
-    )
-
-    requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
-    cancel_flag = threading.Event()
-
-    def read_requests() -> None:
-        try:
-            for message in channel.lines():
-                if message.get("op") == "cancel":
-                    cancel_flag.set()
-                else:
-                    requests.put(message)
-        finally:
-            requests.put(None)  # the client went away: exit
-            # If a run is stuck (an infinite loop), nobody is left to wait for it.
-            time.sleep(3.0)
-            os._exit(0)
-
-    threading.Thread(target=read_requests, daemon=True).start()
-
-    while True:
-        request = requests.get()
-        if request is None or request.get("op") == "shutdown":
-            break
-        if request.get("op") != "run":
-            continue
-        cancel_flag.clear()
-        run_id = request.get("id")
-
-        def emit(event: dict[str, Any], run_id: Any = run_id) -> None:
-            channel.send(_sanitize(dict(event, id=run_id)))
-
-        timeout = request.get("timeout_s")
-        with OutputCapture() as out:
-            if timeout:
-                # Dump the stack to the real stderr just before the client gives up on us.
-                faulthandler.dump_traceback_later(max(float(timeout) - 0.5, 0.5), exit=False, file=out.saved_err)
-            try:
-                report = Experiment(capturer, request, emit, cancel_flag.is_set, out.set_mark).run()
-                cancelled = False
-            except Cancelled:
-                cancelled = True
-                report = {}
-            except Exception as exc:  # noqa: BLE001 - a bug of ours must not end the worker
-                cancelled = False
-                report = _internal_error(request, exc)
-            finally:
-                faulthandler.cancel_dump_traceback_later()
-        output = out.read()
-        if cancelled:
-            emit({"event": "cancelled"})
-            continue
-        report["output"] = output
-        report["worker"] = {"pid": os.getpid(), "rss_mb": round(rss_mb(), 1)}
-        emit({"event": "report", "report": report})
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, on_term)
+    template.start()
+    try:
+        template.serve()
+    finally:
+        template.shutdown()
 
 
 if __name__ == "__main__":

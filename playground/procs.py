@@ -1,0 +1,100 @@
+"""Process bookkeeping for the worker on Linux: the process tree under a pid, and the prctl
+switches that keep it from outliving us. Torch-free and dependency-free (no psutil).
+
+Everything here degrades to a no-op where /proc or prctl is missing (macOS): the process group
+the client kills is then the only net.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to send `sig` to this process when its parent dies."""
+    return _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def become_subreaper() -> bool:
+    """Orphans below this process are re-parented to it instead of to init, so that a child
+    started with start_new_session=True (which leaves our process group) can still be found
+    and killed."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _parent_map() -> dict[int, int]:
+    parents: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return parents
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces or parentheses itself.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        with contextlib.suppress(IndexError, ValueError):
+            parents[int(entry)] = int(fields[1])
+    return parents
+
+
+def descendants(pid: int, exclude: int | None = None) -> list[int]:
+    """Every process below `pid` (children first), leaving out the subtree of `exclude`."""
+    children: dict[int, list[int]] = {}
+    for child, parent in _parent_map().items():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    stack = [c for c in children.get(pid, []) if c != exclude]
+    while stack:
+        p = stack.pop()
+        found.append(p)
+        stack.extend(c for c in children.get(p, []) if c != exclude)
+    return found
+
+
+#: The processes of a C/C++ build: Inductor's g++ and what it runs.
+_COMPILERS = frozenset(
+    {"g++", "gcc", "c++", "cc", "cc1", "cc1plus", "as", "ld", "collect2", "clang", "clang++", "nvcc"}
+)
+
+
+def is_compiler(pid: int) -> bool:
+    """Whether `pid` is part of a C/C++ build, which is given a moment to finish writing."""
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip() in _COMPILERS
+    except OSError:
+        return False
+
+
+def kill_all(pids: list[int], sig: int = signal.SIGKILL) -> None:
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, sig)
+
+
+def reap(pids: list[int]) -> None:
+    """Collect the exit status of those that are our children (zombies otherwise)."""
+    for p in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(p, os.WNOHANG)
