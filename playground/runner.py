@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import sys
 import time
 import traceback
@@ -56,13 +57,29 @@ def _exception_line(exc: BaseException, path: str) -> int | None:
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.realpath(frame.filename) == os.path.realpath(path):
             line = frame.lineno
-    text_line = snippet_line_in_text(str(exc), path)
+    text_line = snippet_line_in_text(_safe_str(exc), path)
     return text_line or line
 
 
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the snippet's own exception class may raise in __str__
+        return f"<{type(exc).__name__} whose str() raised>"
+
+
+def _raised_in_snippet(exc: BaseException, path: str) -> bool:
+    """Whether the snippet's own code is on the exception's traceback."""
+    target = os.path.realpath(path)
+    return any(os.path.realpath(f.filename) == target for f in traceback.extract_tb(exc.__traceback__))
+
+
 def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailure:
-    message = _first_line(str(exc)) or type(exc).__name__
-    detail = "".join(traceback.format_exception(exc))[-6000:]
+    message = _first_line(_safe_str(exc)) or type(exc).__name__
+    try:
+        detail = "".join(traceback.format_exception(exc))[-6000:]
+    except Exception:  # noqa: BLE001 - format_exception calls the raising __str__ too
+        detail = "".join(traceback.format_tb(exc.__traceback__))[-6000:]
     if isinstance(exc, SystemExit):
         message = f"sys.exit({exc.code!r}) called"
     return RunFailure(kind, type(exc).__name__, f"{context}: {message}", _exception_line(exc, path), detail)
@@ -70,11 +87,19 @@ def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailur
 
 def _as_call(call: Any, index: int) -> tuple[Any, ...]:
     if isinstance(call, torch.Tensor):
-        return (call,)
+        call = (call,)
+    elif isinstance(call, list):
+        call = tuple(call)
     if isinstance(call, tuple):
+        for name, leaf in equivalence.leaves(call, "argument"):
+            if isinstance(leaf, torch.Tensor) and leaf.device.type == "meta":
+                raise RunFailure(
+                    "snippet",
+                    "MetaTensor",
+                    f"call {index} of inputs() holds a meta tensor ({name}): it has no data to run on; "
+                    "make real tensors (torch.randn, torch.zeros, …)",
+                )
         return call
-    if isinstance(call, list):
-        return tuple(call)
     raise RunFailure(
         "snippet",
         "TypeError",
@@ -111,6 +136,18 @@ def _changed(before: Any, after: Any) -> bool:
     return False
 
 
+class _Counted:
+    """A callable that counts its calls: a failure during timing names the call."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.calls = 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.fn(*args)
+
+
 class Experiment:
     """One run of one snippet under one set of settings."""
 
@@ -138,12 +175,17 @@ class Experiment:
         self.cache_at_first_call: dict[str, int] = {}
         #: Seconds spent in each phase, so a reader can tell torch's time from ours.
         self.phase_s: dict[str, float] = {}
+        #: What the run was doing last (a progress message), for errors that name the phase.
+        self.phase_message = "loading the snippet"
+        #: sys.modules before the snippet ran: what it imported is the difference.
+        self.modules_before: set[str] = set()
 
     # --- plumbing ---------------------------------------------------------------------------
 
     def progress(self, phase: str, message: str, call: int | None = None) -> None:
         if self.cancelled():
             raise Cancelled()
+        self.phase_message = message
         self.emit(
             {
                 "event": "progress",
@@ -199,12 +241,47 @@ class Experiment:
                 self._run_phases(report)
         except RunFailure as failure_:
             report["error"] = failure_.error
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whoever raised, what was captured stays
+            report["error"] = self._unexpected(exc)
         finally:
             self.capturer.end()
             self._fill_diagnostics(report)
+            report["local_modules"] = self._local_modules()
             if self.module is not None:
                 sys.modules.pop(self.module.__name__, None)
         return self._finish(report, started)
+
+    def _unexpected(self, exc: Exception) -> dict[str, Any]:
+        """An exception that no phase turned into a RunFailure: the snippet's when its code is on
+        the traceback (a model that raises on its fifth call, during timing), else ours."""
+        where = self.phase_message
+        if _raised_in_snippet(exc, self.path):
+            return failure("snippet", exc, self.path, f"raised while {where}").error
+        error = failure("worker", exc, self.path, f"internal error in compile-playground's worker while {where}").error
+        return error
+
+    def _local_modules(self) -> list[str]:
+        """The files of the modules the snippet imported that are not part of Python, torch or
+        an installed package: its helpers, which the app and `watch` also watch."""
+        if not self.modules_before:
+            return []
+        installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        installed.add(os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        found = set()
+        for name in set(sys.modules) - self.modules_before:
+            module = sys.modules.get(name)
+            file = getattr(module, "__file__", None)
+            if not isinstance(file, str) or module is self.module:
+                continue
+            real = os.path.realpath(file)
+            if "site-packages" in real or "dist-packages" in real:
+                continue
+            if any(real.startswith(root + os.sep) for root in installed):
+                continue
+            found.add(real)
+        return sorted(found)
 
     def _finish(self, report: dict[str, Any], started: float) -> dict[str, Any]:
         report["notes"] = self.notes
@@ -262,11 +339,23 @@ class Experiment:
                 "".join(traceback.format_exception_only(exc)),
             ) from None
         name = f"compile_playground_snippet_{self.request.get('id', 0)}"
+        if not self.request.get("warmup"):
+            # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
+            # imports its helpers from wherever it is run. (The run's process is thrown away
+            # after it, so nothing here needs undoing.)
+            sys.path.insert(0, os.path.dirname(self.path))
+            self.modules_before = set(sys.modules)
         module = types.ModuleType(name)
         module.__file__ = self.path
         sys.modules[name] = module
         self.module = module
+        # Every generator a snippet may draw from starts from the same seed in every run, so that
+        # the same bytes print the same numbers (a fresh process seeds Python's from os.urandom).
         torch.manual_seed(0)
+        random.seed(0)
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.random.seed(0)
         try:
             exec(code, module.__dict__)  # noqa: S102 - running the user's snippet is the product
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
@@ -547,9 +636,20 @@ class Experiment:
         min_run_time = float(self.request.get("min_run_time", 0.2))
         eager_args = clone_args(rec["snapshot"])
         compiled_args = clone_args(rec["snapshot"])
-        steady = timing.steady_state(
-            target, compiled, eager_args, compiled_args, min_run_time=min_run_time, device=device
-        )
+        eager_counted = _Counted(target)
+        compiled_counted = _Counted(compiled)
+        try:
+            steady = timing.steady_state(
+                eager_counted, compiled_counted, eager_args, compiled_args, min_run_time=min_run_time, device=device
+            )
+        except Exception as exc:  # noqa: BLE001 - the timing loop calls the snippet again, many times
+            side, counted = ("eager", eager_counted) if compiled_counted.calls == 0 else ("compiled", compiled_counted)
+            # The snippet raising by itself (a model that fails on its fifth call) is the snippet's;
+            # only the compiled side raising without the snippet's code on the stack is torch.compile's.
+            kind = "snippet" if side == "eager" or _raised_in_snippet(exc, self.path) else "compile"
+            raise failure(
+                kind, exc, self.path, f"raised during timing, {side} call {counted.calls} of the timing loop"
+            ) from None
         counts = self.cache_at_first_call
         if self.settings["backend"] != "inductor":
             cache = "n/a"
