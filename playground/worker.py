@@ -234,6 +234,9 @@ class Template:
         self.inductor_warm = False
         self.straggler_deadline: float | None = None
         self.child: int | None = None
+        #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
+        #: did: for measuring what isolation costs, never for use (runs leak into each other).
+        self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -256,7 +259,7 @@ class Template:
                 "python": sys.version.split()[0],
                 "import_s": round(time.perf_counter() - started - warm_s, 3),
                 "warm_s": round(warm_s, 3),
-                "isolation": "fork",
+                "isolation": "fork" if self.isolated else "none",
                 "threads": _thread_count(),
                 "rss_mb": round(rss_mb(), 1),
             }
@@ -376,6 +379,10 @@ class Template:
             self._warm("inductor")
             self.inductor_warm = True
         self._settle()  # never fork beside what the last run left
+        if not self.isolated:
+            _run_in_child(self, request)  # benchmarks/latency.py's baseline: no isolation at all
+            self.channel.send({"event": "ended", "id": run_id, "outcome": "ok", "pid": os.getpid()})
+            return
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child; its coverage is the run itself

@@ -1,0 +1,93 @@
+"""One rule for phases: the user's exception in any phase is a snippet error with its line and
+phase, and what was captured before it stays in the report. `kind: worker` is for our faults."""
+
+from __future__ import annotations
+
+from tests.engine.conftest import run
+
+
+def test_a_model_that_raises_on_its_fifth_call_is_blamed_in_timing(worker, snippet):
+    path = snippet(
+        """
+        import torch
+
+        class Flaky(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                if self.calls == 5:
+                    raise RuntimeError("boom on call 5")
+                return torch.sin(x)
+
+        model = Flaky()
+
+        def inputs():
+            return [torch.ones(3), torch.ones(3)]
+        """
+    )
+    report = run(worker, path, timing=True, min_run_time=0.01)
+    error = report["error"]
+    assert error["kind"] == "snippet", error
+    assert error["line"] == 11
+    assert "timing" in error["message"] and "boom on call 5" in error["message"]
+    # Everything captured before the timing phase is still there.
+    assert report["graph_count"] >= 1 and report["calls"] == 2
+    assert report["equivalence"]["ok"] is True
+
+
+def test_meta_tensor_inputs_are_the_snippets_error(worker, snippet):
+    path = snippet(
+        """
+        import torch
+
+        def fn(x):
+            return x * 2
+
+        def inputs():
+            return [torch.empty(3, device="meta")]
+        """
+    )
+    error = run(worker, path)["error"]
+    assert error["kind"] == "snippet" and error["type"] == "MetaTensor"
+    assert "meta tensor" in error["message"]
+
+
+def test_an_exception_whose_str_raises_is_still_a_snippet_error(worker, snippet):
+    path = snippet(
+        """
+        import torch
+
+        class Nasty(Exception):
+            def __str__(self):
+                raise ValueError("no str for you")
+
+        def fn(x):
+            raise Nasty()
+
+        def inputs():
+            return [torch.ones(2)]
+        """
+    )
+    error = run(worker, path)["error"]
+    assert error["kind"] == "snippet", error
+    assert error["line"] == 8
+    assert "Nasty" in error["message"]
+
+
+def test_a_sparse_output_is_compared_not_an_internal_error(worker, snippet):
+    path = snippet(
+        """
+        import torch
+
+        def fn(x):
+            return (x * 2).to_sparse_csr()
+
+        def inputs():
+            return [torch.eye(3)]
+        """
+    )
+    report = run(worker, path)
+    assert report["error"] is None or report["error"]["kind"] != "worker", report["error"]
