@@ -1,12 +1,17 @@
-"""Save-to-diagnostics latency: the warm `watch` worker against the route people take today.
+"""Save-to-diagnostics latency: the warm `watch` worker against torch's own floor, against the
+worker without isolation, and against the route people take today.
 
-Today's route: a fresh `python` that imports torch, compiles the snippet's target with
-TORCH_LOGS=graph_breaks,recompiles,guards and runs its calls. Ours: `compile-playground watch
---json-lines`, already running, sees the save and prints the diagnostics line.
+- fork: `compile-playground watch --json-lines`, already running, sees an atomic save and prints
+  the diagnostics line; each run is a child forked from the torch template (the design).
+- in-process: the same with COMPILE_PLAYGROUND_ISOLATION=none, every run in the template itself,
+  as the first version ran them (fast, but runs leak state into each other).
+- snapshot/restore: the in-process route plus what recording and putting back the state a
+  snippet can change costs (measured in the floor process on every save; see SNAPSHOT below).
+- floor: the same reset, load, compile and calls with the three log artifacts on, in a warm
+  process with no watcher, no pipe and no UI: what any warm tool must spend.
+- cold: a fresh `python` with TORCH_LOGS=graph_breaks,recompiles,guards: today's route.
 
-Both are measured side by side in one run (the machine is shared and noisy) and the ratio is
-printed, for backends eager and inductor. Also printed: the warm route's own overhead, i.e.
-save-to-line minus the time the worker spent inside torch (loading, compiling, running calls).
+All are interleaved in one run (the machine is shared and noisy) and their ratios printed.
 
     python benchmarks/latency.py [--saves 5] [--cold 3] [--backends eager,inductor]
 """
@@ -68,12 +73,86 @@ def cold_route(path: Path, backend: str) -> float:
     return time.perf_counter() - start
 
 
+#: The floor: a warm process that runs each save as the worker's inner loop does, without the
+#: worker. It also records and restores what the snapshot/restore design would have to, and
+#: reports that cost separately. It reads a path per line and answers with two timings.
+FLOOR = """
+import importlib, logging, os, random, signal, sys, time, warnings, torch
+torch._logging.set_logs(graph_breaks=True, recompiles=True, guards=True)
+sink = logging.NullHandler()
+for q in torch._logging._internal.log_registry.get_log_qnames():
+    logging.getLogger(q).handlers = [sink]
+CONFIGS = [importlib.import_module(m) for m in (
+    "torch._dynamo.config", "torch._inductor.config", "torch._functorch.config", "torch.fx.experimental._config")]
+
+def snapshot():
+    return ([c.save_config() for c in CONFIGS], torch.get_default_dtype(), torch.is_grad_enabled(),
+            torch.is_autocast_enabled("cpu"), torch.is_anomaly_enabled(), torch.are_deterministic_algorithms_enabled(),
+            torch.get_num_threads(), torch.get_float32_matmul_precision(), torch.backends.mkldnn.enabled,
+            torch.random.get_rng_state(), random.getstate(), dict(os.environ), os.getcwd(), list(sys.path),
+            set(sys.modules), list(warnings.filters), logging.getLogger().level, list(logging.getLogger().handlers),
+            {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGALRM)})
+
+def restore(s):
+    for c, saved in zip(CONFIGS, s[0]):
+        c.load_config(saved)
+    torch.set_default_dtype(s[1]); torch.set_grad_enabled(s[2]); torch.set_autocast_enabled("cpu", s[3])
+    torch.autograd.set_detect_anomaly(s[4]); torch.use_deterministic_algorithms(s[5]); torch.set_num_threads(s[6])
+    torch.set_float32_matmul_precision(s[7]); torch.backends.mkldnn.enabled = s[8]
+    torch.random.set_rng_state(s[9]); random.setstate(s[10])
+    os.environ.clear(); os.environ.update(s[11]); os.chdir(s[12]); sys.path[:] = s[13]
+    for name in set(sys.modules) - s[14]:
+        del sys.modules[name]
+    warnings.filters[:] = s[15]; logging.getLogger().setLevel(s[16]); logging.getLogger().handlers[:] = s[17]
+    for sig, handler in s[18].items():
+        signal.signal(sig, handler)
+
+for line in sys.stdin:
+    path, backend = line.split()
+    t0 = time.perf_counter()
+    torch._dynamo.reset()
+    ns = {"__file__": path, "__name__": "snip"}
+    exec(compile(open(path).read(), path, "exec"), ns)
+    compiled = torch.compile(ns.get("model") or ns["fn"], backend=backend)
+    for call in ns["inputs"]():
+        compiled(*(call if isinstance(call, tuple) else (call,)))
+    t1 = time.perf_counter()
+    restore(snapshot())
+    t2 = time.perf_counter()
+    print(t1 - t0, t2 - t1, flush=True)
+"""
+
+
+class Floor:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", FLOOR],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def run(self, path: Path, backend: str) -> tuple[float, float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{path} {backend}\n")
+        self.proc.stdin.flush()
+        run_s, snapshot_s = self.proc.stdout.readline().split()
+        return float(run_s), float(snapshot_s)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
 class WarmRoute:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, isolation: str = "fork") -> None:
         self.path = path
+        env = dict(os.environ, COMPILE_PLAYGROUND_ISOLATION=isolation)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "playground", "watch", str(path), "--json-lines", "--no-timing"],
             cwd=ROOT,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
@@ -122,34 +201,48 @@ class WarmRoute:
 
 
 def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench_snippet.py"
-        path.write_text(textwrap.dedent(SNIPPET.format(backend=backend, n=0)))
-        warm = WarmRoute(path)
-        try:
-            import hashlib
+    import hashlib
 
-            warm.wait_for(hashlib.sha256(path.read_bytes()).hexdigest(), "complete", timeout=300)
-            latencies, torch_times = [], []
-            cold_times = []
-            # Interleave the two routes so that machine noise hits both alike.
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {name: Path(tmp) / name / "bench_snippet.py" for name in ("fork", "none", "floor")}
+        for path in paths.values():
+            path.parent.mkdir()
+            path.write_text(textwrap.dedent(SNIPPET.format(backend=backend, n=0)))
+        routes = {name: WarmRoute(paths[name], name) for name in ("fork", "none")}
+        floor = Floor()
+        try:
+            for name, route in routes.items():
+                route.wait_for(hashlib.sha256(paths[name].read_bytes()).hexdigest(), "complete", timeout=300)
+            floor.run(paths["floor"], backend)  # its first run pays torch's one-time start-up
+            lat: dict[str, list[float]] = {"fork": [], "none": [], "floor": [], "snapshot": [], "cold": []}
+            overhead: list[float] = []
+            # Interleave the routes so that machine noise hits them alike.
             for i in range(max(saves, colds)):
+                text = textwrap.dedent(SNIPPET.format(backend=backend, n=i + 1))
                 if i < saves:
-                    latency, in_torch, diag = warm.save(textwrap.dedent(SNIPPET.format(backend=backend, n=i + 1)))
-                    latencies.append(latency)
-                    torch_times.append(in_torch)
+                    for name, route in routes.items():
+                        latency, in_torch, diag = route.save(text)
+                        lat[name].append(latency)
+                        if name == "fork":
+                            overhead.append(latency - in_torch)
+                    paths["floor"].write_text(text)
+                    run_s, snapshot_s = floor.run(paths["floor"], backend)
+                    lat["floor"].append(run_s)
+                    lat["snapshot"].append(snapshot_s)
                 if i < colds:
-                    cold_times.append(cold_route(path, backend))
+                    lat["cold"].append(cold_route(paths["floor"], backend))
         finally:
-            warm.close()
-    warm_med = statistics.median(latencies)
-    cold_med = statistics.median(cold_times)
-    overhead = statistics.median(lat - tt for lat, tt in zip(latencies, torch_times))
+            for route in routes.values():
+                route.close()
+            floor.close()
+    med = {name: statistics.median(values) for name, values in lat.items()}
     return {
-        "warm_s": warm_med,
-        "cold_s": cold_med,
-        "ratio": cold_med / warm_med,
-        "overhead_ms": overhead * 1e3,
+        "fork_s": med["fork"],
+        "none_s": med["none"],
+        "snapshot_s": med["none"] + med["snapshot"],
+        "floor_s": med["floor"],
+        "cold_s": med["cold"],
+        "overhead_ms": statistics.median(overhead) * 1e3,
         "graphs": diag["graph_count"],
         "breaks": diag["graph_break_count"],
     }
@@ -161,14 +254,18 @@ def main() -> None:
     p.add_argument("--cold", type=int, default=3)
     p.add_argument("--backends", default="eager,inductor")
     args = p.parse_args()
+    print("save -> diagnostics, medians; ratios of the fork design (the warm route) to the others")
     print(
-        f"{'backend':<10} {'warm save->diag':>16} {'fresh python':>13} {'ratio':>7} {'our overhead':>13}  graphs/breaks"
+        f"{'backend':<9} {'fork':>7} {'in-proc':>8} {'snap/rst':>9} {'floor':>7} {'cold':>7} "
+        f"{'fork/in-proc':>12} {'fork/floor':>10} {'cold/fork':>9}  overhead  graphs/breaks"
     )
     for backend in args.backends.split(","):
         r = measure(backend, args.saves, args.cold)
         print(
-            f"{backend:<10} {r['warm_s'] * 1e3:>13.0f} ms {r['cold_s']:>11.2f} s {r['ratio']:>6.1f}x "
-            f"{r['overhead_ms']:>10.0f} ms  {r['graphs']}/{r['breaks']}",
+            f"{backend:<9} {r['fork_s'] * 1e3:>5.0f}ms {r['none_s'] * 1e3:>6.0f}ms {r['snapshot_s'] * 1e3:>7.0f}ms "
+            f"{r['floor_s'] * 1e3:>5.0f}ms {r['cold_s']:>6.2f}s "
+            f"{r['fork_s'] / r['none_s']:>11.2f}x {r['fork_s'] / r['floor_s']:>9.2f}x {r['cold_s'] / r['fork_s']:>8.1f}x "
+            f"{r['overhead_ms']:>6.0f}ms  {r['graphs']}/{r['breaks']}",
             flush=True,
         )
 

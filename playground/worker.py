@@ -248,7 +248,16 @@ class Template:
         from playground.capture import Capturer
 
         self.capturer = Capturer()
-        warm_s = self._warm("eager")
+        warm_s = self._warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
+        fork_ok = self._fork_probe()
+        if not fork_ok and warm_s:
+            # Something in the warm-up started a thread pool that a forked child cannot use (an
+            # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
+            print("compile-playground: forked children hang after the warm-up; restarting cold", file=sys.stderr)
+            os.environ["COMPILE_PLAYGROUND_WARMUP"] = "0"
+            os.dup2(self.channel.in_fd, 0)  # the channel goes back where a new worker looks for it
+            os.dup2(self.channel.out_fd, 1)
+            os.execv(sys.executable, [sys.executable, "-m", "playground.worker"])
         self.channel.send(
             {
                 "event": "hello",
@@ -260,6 +269,7 @@ class Template:
                 "import_s": round(time.perf_counter() - started - warm_s, 3),
                 "warm_s": round(warm_s, 3),
                 "isolation": "fork" if self.isolated else "none",
+                "fork_ok": fork_ok,
                 "threads": _thread_count(),
                 "rss_mb": round(rss_mb(), 1),
             }
@@ -296,6 +306,31 @@ class Template:
             os.unlink(path)
             compat.clear_run_state()
         return time.perf_counter() - started
+
+    def _fork_probe(self, timeout_s: float = 10.0) -> bool:
+        """Fork a child that runs a parallel op (a million-element add and a 256x256 matmul)
+        and see that it finishes: a child of a process whose OpenMP pool has started hangs on
+        its first parallel op (../shared/TORCH_NOTES.md)."""
+        import torch
+
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the probe child
+            try:
+                a = torch.ones(1_000_000)
+                (a + a).sum()
+                b = torch.ones(256, 256)
+                (b @ b).sum()
+            finally:
+                os._exit(0)
+        pidfd = os.pidfd_open(pid)
+        try:
+            finished = bool(select.select([pidfd], [], [], timeout_s)[0])
+        finally:
+            os.close(pidfd)
+        if not finished:
+            procs.kill_all([pid])
+        _, status = os.waitpid(pid, 0)
+        return finished and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
     # --- the loop --------------------------------------------------------------------------
 
