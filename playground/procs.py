@@ -58,17 +58,17 @@ def _parent_map() -> dict[int, int]:
     return parents
 
 
-def descendants(pid: int, exclude: int | None = None) -> list[int]:
-    """Every process below `pid` (children first), leaving out the subtree of `exclude`."""
+def descendants(pid: int, exclude: frozenset[int] | set[int] = frozenset()) -> list[int]:
+    """Every process below `pid` (children first), leaving out the subtrees of `exclude`."""
     children: dict[int, list[int]] = {}
     for child, parent in _parent_map().items():
         children.setdefault(parent, []).append(child)
     found: list[int] = []
-    stack = [c for c in children.get(pid, []) if c != exclude]
+    stack = [c for c in children.get(pid, []) if c not in exclude]
     while stack:
         p = stack.pop()
         found.append(p)
-        stack.extend(c for c in children.get(p, []) if c != exclude)
+        stack.extend(c for c in children.get(p, []) if c not in exclude)
     return found
 
 
