@@ -1,11 +1,11 @@
 """Soak: 300 consecutive runs in one session, to show the worker does not grow without bound.
 
 Runs alternate between gallery snippets, backends eager and aot_eager, plus 20 Inductor runs
-spread through the session. Prints the worker's RSS at start, peak and end, the per-run latency
-trend (median of each block of 50 runs), and every recycle (the client replaces the worker past
-its RSS ceiling, COMPILE_PLAYGROUND_RSS_LIMIT_MB, default 3072 MiB, and says so).
+spread through the session. Prints the template's RSS at start and end (each run is a forked
+child that exits, so the template should not grow), each run's child RSS (peak and end), the
+per-run latency trend (median of each block of 50 runs), and any worker restart.
 
-    python benchmarks/soak.py [--runs 300] [--inductor 20] [--rss-limit-mb 3072]
+    python benchmarks/soak.py [--runs 300] [--inductor 20]
 """
 
 from __future__ import annotations
@@ -38,15 +38,13 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=300)
     p.add_argument("--inductor", type=int, default=20)
-    p.add_argument("--rss-limit-mb", type=float, default=None)
     args = p.parse_args()
-    kwargs = {} if args.rss_limit_mb is None else {"rss_limit_mb": args.rss_limit_mb}
     inductor_every = max(args.runs // max(args.inductor, 1), 1) if args.inductor else 0
     latencies: list[float] = []
     rss: list[float] = []
-    recycles: list[str] = []
+    restarts: list[str] = []
     errors = 0
-    with SyncWorker(**kwargs) as worker:
+    with SyncWorker() as worker:
         hello = worker.start()
         start_rss = hello.get("rss_mb", 0.0)
         print(f"worker up: torch {hello['torch_version']}, RSS {start_rss:.0f} MiB", flush=True)
@@ -67,21 +65,30 @@ def main() -> None:
             mb = (report.get("worker") or {}).get("rss_mb")
             if mb:
                 rss.append(mb)
-            for note in report.get("notes") or []:
-                if note.startswith("recycled"):
-                    recycles.append(f"run {i + 1}: {note}")
+            if report.get("worker_restarted"):
+                restarts.append(f"run {i + 1}: {report.get('worker_restart_reason')}")
             if (i + 1) % 50 == 0:
                 block = latencies[-50:]
                 print(
                     f"runs {i - 48:>3}-{i + 1:<3} median {statistics.median(block) * 1e3:6.0f} ms  "
-                    f"p90 {sorted(block)[int(len(block) * 0.9)] * 1e3:6.0f} ms  RSS now {rss[-1]:.0f} MiB",
+                    f"p90 {sorted(block)[int(len(block) * 0.9)] * 1e3:6.0f} ms  run's RSS {rss[-1]:.0f} MiB",
                     flush=True,
                 )
+        end_rss = _rss_of(worker.client.hello.get("pid") if worker.client.hello else None)
     print(f"runs {len(latencies)} ({inductor_done} inductor), errors other than compile findings: {errors}")
-    print(f"worker RSS MiB: start {start_rss:.0f}  peak {max(rss):.0f}  end {rss[-1]:.0f}")
-    print(f"recycles: {len(recycles)}")
-    for line in recycles:
+    print(f"template RSS MiB: start {start_rss:.0f}  end {end_rss:.0f}")
+    print(f"each run's child RSS MiB at its end: median {statistics.median(rss):.0f}  peak {max(rss):.0f}")
+    print(f"worker restarts: {len(restarts)}")
+    for line in restarts:
         print("  " + line)
+
+
+def _rss_of(pid: int | None) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * 4096 / 2**20
+    except (OSError, ValueError, TypeError):
+        return float("nan")
 
 
 if __name__ == "__main__":

@@ -542,10 +542,8 @@ class Experiment:
     def _equivalence(
         self, records: list[dict[str, Any]], module: types.ModuleType, params_owner: torch.nn.Module | None
     ) -> dict[str, Any]:
-        override = module.__dict__.get("TOLERANCE")
-        if override is not None and not isinstance(override, dict):
-            self.notes.append("TOLERANCE ignored: it must be a dict with atol and/or rtol")
-            override = None
+        override, tolerance_notes = equivalence.validate_tolerance(module.__dict__.get("TOLERANCE"))
+        self.notes += tolerance_notes
         outputs: list[dict[str, Any]] = []
         grads: list[dict[str, Any]] = []
         self.progress("equivalence", "comparing values")
@@ -569,7 +567,7 @@ class Experiment:
 
     def _loss(self, loss_fn: Any, output: Any, which: str, index: int) -> torch.Tensor | None:
         if loss_fn is None:
-            return equivalence.default_loss(output)
+            return equivalence.default_loss(output, self.notes)
         try:
             value = loss_fn(output)
         except BaseException as exc:  # noqa: BLE001

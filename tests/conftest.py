@@ -9,3 +9,43 @@ from pathlib import Path
 # crash on this machine would fail compiles here that have nothing to do with it. The tests get
 # a cache of their own inside the checkout (workers inherit the environment).
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".inductor-cache-tests"))
+
+# Every process the suite starts inherits this mark; at the end, none may be left (issue 14:
+# "after .ci/run, no process of the project's is left"). A developer's own app is not marked.
+_MARK = f"COMPILE_PLAYGROUND_TEST_SESSION={os.getpid()}"
+os.environ["COMPILE_PLAYGROUND_TEST_SESSION"] = str(os.getpid())
+
+
+def _marked_processes() -> list[str]:
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            if _MARK.encode() not in environ:
+                continue
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(f"{entry}: {cmd[:120]}")
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest's hook signature
+    """Fail the session if anything the tests started is still running a few seconds after."""
+    import time
+
+    if not Path("/proc").is_dir() or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    deadline = time.monotonic() + 8
+    left = _marked_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = _marked_processes()
+    if left:
+        print("\nprocesses left behind by the test session:\n  " + "\n  ".join(left))
+        session.exitstatus = 1
