@@ -5,20 +5,24 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import App, SuspendNotSupported
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from playground.matrix import combinations
 from playground.report import Report
-from playground.settings import CORE_BACKENDS, DYNAMICS, MODES, Settings, cycle
-from tui.commands import KeyCommands
+from playground.settings import DYNAMICS, MODES, Settings, cycle
+from playground.textsafe import visible
+from tui.commands import BackendCommands, KeyCommands, cycle_backends
 from tui.engine import Engine
 from tui.exporting import shown, write_markdown
 from tui.files import GalleryEntry, bundled_snippets_dir, list_gallery, open_copy
@@ -29,6 +33,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
 from tui.screens.main import MainScreen
 from tui.screens.matrix import MatrixScreen
+from tui.state import RunState
 
 #: Screens over the main one: only quitting reaches the app's own keys behind them.
 _OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
@@ -40,7 +45,7 @@ class PlaygroundApp(RunPipeline, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "compile-playground"
     BINDINGS = BINDINGS
-    COMMANDS = App.COMMANDS | {KeyCommands}
+    COMMANDS = App.COMMANDS | {KeyCommands, BackendCommands}
 
     def __init__(
         self,
@@ -51,11 +56,32 @@ class PlaygroundApp(RunPipeline, App[None]):
         watch: bool = True,
         clock: Callable[[], float] = time.monotonic,
         notice: str = "",
+        pinned: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.notice = notice
         self.main = MainScreen()
-        self.init_pipeline(snippet, engine, settings, watch=watch, clock=clock)
+        self.init_pipeline(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Textual's notify, made safe for text we did not write: toasts quote file names and
+        exception messages, so control characters are made visible, and markup is off unless
+        asked for (a `[/]` in an error would otherwise raise, and `[b]` vanish)."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup)
+
+    def action_help_quit(self) -> None:
+        # ctrl+c: Textual's own hint is written in markup, which `notify` above leaves off.
+        keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
+        if keys:
+            self.notify(f"Press {keys[0]} to quit the app", title="Do you want to quit?")
 
     def get_default_screen(self) -> Screen:
         return self.main
@@ -97,14 +123,15 @@ class PlaygroundApp(RunPipeline, App[None]):
 
     @property
     def backends(self) -> tuple[str, ...]:
-        """The core backends, then whatever else the worker's torch registered."""
-        extra = (self.hello or {}).get("backends") or ()
-        return tuple(dict.fromkeys([*CORE_BACKENDS, *extra]))
+        """What `b` cycles: the backends that work here (the rest are in the palette)."""
+        return cycle_backends(self.hello)
 
     async def action_quit(self) -> None:
-        # Stop the run before closing the engine, so a run cut short mid-compile is not
-        # mistaken for a crashed worker and restarted on the way out.
+        # The summary says so at once: a run's "compiling call 1/3…" must not stay up while
+        # the engine closes (shutdown_engine kills the worker rather than wait for it).
         self.stop_watching()
+        if not self._quitting:
+            self._set_run(RunState("quitting"))
         await self.shutdown_engine()
         self.exit()
 
@@ -173,20 +200,63 @@ class PlaygroundApp(RunPipeline, App[None]):
         self.open_snippet(path)
 
     def action_edit(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
+        """Open the snippet in $VISUAL or $EDITOR; saving reruns (and the watcher sees it too).
+
+        Whatever the editor does, the app comes back: nothing may raise inside `suspend()`,
+        which only restores the terminal when its block ends normally."""
+        name = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+        editor = os.environ.get(name, "")
+        if not editor.strip():
             self.notify("set $EDITOR (or $VISUAL) to edit from here", severity="warning")
+            return
+        argv, problem = editor_command(name, editor, self.snippet)
+        if problem:
+            self.notify(problem, title="edit", severity="error", timeout=10)
             return
         try:
             with self.suspend():
-                subprocess.run([*shlex.split(editor), str(self.snippet)], check=False)
+                problem = run_editor(argv)
         except SuspendNotSupported:
             self.notify(
                 "this display cannot suspend (a browser?): edit the file elsewhere; saving reruns",
                 severity="warning",
             )
             return
-        except OSError as exc:
-            self.notify(f"could not start {editor}: {exc}", severity="error")
+        if problem:
+            self.notify(problem, title="edit", severity="error", timeout=10)
             return
         self.request_run("edited")
+
+
+def editor_command(name: str, editor: str, snippet: Path) -> tuple[list[str], str]:
+    """The command line that edits `snippet` with `editor` (the value of $`name`), or the
+    reason it cannot run, found before the terminal is handed over."""
+    try:
+        words = shlex.split(editor)
+    except ValueError as exc:
+        return [], f"${name} cannot be read as a command ({exc}): {editor!r}"
+    if not words:
+        return [], f"${name} holds no command: {editor!r}"
+    program = words[0]
+    if shutil.which(program) is None:
+        why = "is a folder" if os.path.isdir(program) else "was not found or is not executable"
+        return [], f"${name}: {program!r} {why}"
+    return [*words, str(snippet)], ""
+
+
+def run_editor(argv: list[str]) -> str:
+    """Run the editor in the terminal (the app suspended); what went wrong, or "".
+
+    Returns rather than raises: `App.suspend()` gives the terminal back only when its block
+    ends normally, so an exception here would leave the screen blank and keys echoing."""
+    try:
+        status = subprocess.run(argv, check=False).returncode
+    except Exception as exc:  # OSError mostly; ValueError for a NUL in the command line
+        return f"could not start {argv[0]!r}: {exc}"
+    except KeyboardInterrupt:
+        return f"{argv[0]!r} was interrupted"
+    if status < 0:
+        return f"{argv[0]!r} was killed by signal {-status}"
+    if status:
+        return f"{argv[0]!r} exited with status {status}: not rerun (saving still reruns)"
+    return ""

@@ -12,6 +12,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from playground.textsafe import visible
+
 
 def bundled_snippets_dir() -> Path:
     """Where the gallery lives: `playground.snippets_dir()` when the engine offers it."""
@@ -91,7 +93,9 @@ def list_gallery(directory: Path) -> list[GalleryEntry]:
         if path.name.startswith("_"):
             continue
         try:
-            title = header_title(path.read_text(encoding="utf-8"))
+            # utf-8-sig: a BOM before the header comment would hide its `#`. The title is
+            # drawn on screen, so its control characters are made visible.
+            title = visible(header_title(path.read_text(encoding="utf-8-sig")))
         except (OSError, UnicodeDecodeError):
             title = "(unreadable)"
         entries.append(GalleryEntry(name=path.stem, path=path, title=title))

@@ -17,6 +17,7 @@ CLIENT_MODULES = [
     "playground.snippet",
     "playground.sync",
     "playground.textreport",
+    "playground.textsafe",
     "playground.watch",
     "playground.watchcmd",
 ]

@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from playground.textsafe import visible
 from tui.files import GalleryEntry
 
 
@@ -37,13 +38,14 @@ class GalleryScreen(ModalScreen[GalleryEntry | None]):
             box.border_title = "gallery"
             if not self.entries:
                 yield Static("No bundled snippets were found.")
-            width = max((len(e.name) for e in self.entries), default=0)
+            width = max((len(visible(e.name)) for e in self.entries), default=0)
             yield OptionList(*(self._option(i, e, width) for i, e in enumerate(self.entries)))
             yield Static("enter opens an editable copy in the current folder (never overwritten)")
 
     @staticmethod
     def _option(index: int, entry: GalleryEntry, width: int) -> Option:
-        prompt = Text.assemble((entry.name.ljust(width), "bold"), "  ", entry.title)
+        # A file name is drawn as it is only once its control characters are visible.
+        prompt = Text.assemble((visible(entry.name).ljust(width), "bold"), "  ", entry.title)
         return Option(prompt, id=str(index))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

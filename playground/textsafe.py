@@ -1,0 +1,57 @@
+"""Control characters made visible, so text from a snippet or from torch never drives a terminal.
+
+A snippet is untrusted input to the screen: anything it prints, raises or holds in a comment is
+drawn by the app and printed by `check`. An ESC in that text is a terminal command: CSI can
+wipe the screen, OSC can retitle the window or (OSC 52) write the clipboard, DCS and the
+alternate-screen switch can push a full-screen app off its screen. Rich's `Text` keeps ESC,
+so the escaping has to happen before the text reaches a renderer. Torch-free and dependency-free:
+the app and the command-line reports share this one function.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: C0 controls (but \t and \n, which keep their meaning), DEL and the C1 controls, plus a
+#: CRLF pair, which is a line ending rather than two controls.
+_CONTROL = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+#: One cell each, so escaping does not disturb a layout much: U+2400.. "Control Pictures".
+_DEL_PICTURE = "\u2421"  # ␡
+
+
+def _picture(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\r\n":
+        return "\n"
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # ESC -> ␛, BEL -> ␇, CR -> ␍
+    if code == 0x7F:
+        return _DEL_PICTURE
+    # C1 has no control pictures; an 8-bit CSI (0x9b) shows as \x9b.
+    return f"\\x{code:02x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown as a visible stand-in; \\n and \\t kept.
+
+    ESC becomes ␛ (so `\\x1b[2J` reads `␛[2J`), other C0 controls their U+24xx picture, DEL ␡,
+    C1 controls `\\x80`..`\\x9f`; a CRLF becomes a plain newline. Text without controls is
+    returned as it is.
+    """
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_picture, text)
+
+
+def visible_data(value: Any) -> Any:
+    """A JSON-like value (a report dict) with `visible` applied to every string in it."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible_data(key): visible_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(visible_data(item) for item in value)
+    return value
