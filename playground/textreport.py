@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 from playground.report import Report
+from playground.speedup import speedup_reasons
+from playground.textsafe import visible
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -66,6 +68,8 @@ def render(report: Report) -> str:
             f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed} "
             f"with {report.graph_count} graphs and {report.graph_break_count} breaks"
         )
+        for reason in speedup_reasons(report):
+            lines.append(f"  why {speed}: {reason}")
     for note in report.notes:
         lines.append(f"note: {note}")
     if report.output.text.strip():
@@ -75,4 +79,5 @@ def render(report: Report) -> str:
         lines.extend("  | " + line[:200] for line in shown)
         if len(out) > len(shown):
             lines.append(f"  | … {len(out) - len(shown)} more lines")
-    return "\n".join(lines)
+    # One escape for the whole report: every line may quote the snippet (output, errors, reasons).
+    return visible("\n".join(lines))

@@ -48,15 +48,18 @@ class Key:
     title: str
     help: str
     id: str
-    show: bool = True
     display: str | None = None
+
+    @property
+    def in_footer(self) -> bool:
+        return self.id in FOOTER
 
     def binding(self) -> Binding:
         return Binding(
             self.key,
             self.action,
             self.label,
-            show=self.show,
+            show=self.in_footer,
             key_display=self.display,
             tooltip=self.help,
             id=self.id,
@@ -67,9 +70,12 @@ class Key:
         return self.display or self.key
 
 
+#: The footer, most used first, by key id: it must fit 80 columns beside `^p palette`
+#: (tests/tui/test_tui_honest.py). The settings keys (f d b m c) are spelled out with their
+#: keys in the settings bar; they and the rest are behind `?` and ctrl+p.
+FOOTER: tuple[str, ...] = ("help", "rerun", "pane-source", "gallery", "edit", "history", "matrix", "quit")
+
 KEYS: tuple[Key, ...] = (
-    # Footer order: on 80 columns the footer is cut short, and the settings keys are the
-    # ones the settings bar already spells out, so they go last.
     Key("question_mark", "help", "help", "Help", "every key, and what each pane means", "help", display="?"),
     Key("r", "rerun", "rerun", "Rerun", "reset Dynamo and run the snippet again now", "rerun"),
     Key(
@@ -127,7 +133,8 @@ KEYS: tuple[Key, ...] = (
         "cycle_backend",
         "backend",
         "Cycle backend",
-        "eager, aot_eager, inductor, and any other backend the worker's torch registers",
+        "eager, aot_eager, inductor (and cudagraphs with CUDA); the worker's other registered "
+        "backends are in the command palette (ctrl+p)",
         "backend",
     ),
     Key(
@@ -169,7 +176,6 @@ KEYS: tuple[Key, ...] = (
         "Previous graph",
         "show the previous captured FX graph (and its generated code) in the Graphs pane",
         "graph-previous",
-        show=False,
         display="[",
     ),
     Key(
@@ -179,7 +185,6 @@ KEYS: tuple[Key, ...] = (
         "Next graph",
         "show the next captured FX graph (and its generated code) in the Graphs pane",
         "graph-next",
-        show=False,
         display="]",
     ),
 ) + tuple(
@@ -190,14 +195,17 @@ KEYS: tuple[Key, ...] = (
         f"Show {title}",
         f"show the {title} pane: {PANE_HELP[pane]}",
         f"pane-{pane}",
-        # One footer entry stands for all of them; the help screen lists each.
-        show=number == 1,
+        # One footer entry (pane-source) stands for all of them; the help screen lists each.
         display=f"1-{len(PANES)}" if number == 1 else None,
     )
     for number, (pane, title) in enumerate(PANES, start=1)
 )
 
-BINDINGS: list[Binding] = [key.binding() for key in KEYS]
+#: The app's bindings: the footer's keys first, in FOOTER's order (the footer shows them in
+#: binding order), then the rest as the table lists them.
+BINDINGS: list[Binding] = [
+    key.binding() for key in sorted(KEYS, key=lambda k: FOOTER.index(k.id) if k.in_footer else len(FOOTER))
+]
 
 
 def markdown_table() -> str:

@@ -29,9 +29,11 @@ from playground.history import History
 from playground.report import Report
 from playground.settings import Settings
 from playground.snippet import literal_settings, read_regular_bytes
+from playground.textsafe import visible, visible_data
 from tui.compare import Comparison, since_previous
 from tui.engine import Engine, is_run_cancelled
 from tui.exporting import TRACE_DIR, has_trace, save_trace, shown, without_trace
+from tui.findings import missing_backend, refused_break
 from tui.messages import (
     DiagnosticsReady,
     Progress,
@@ -67,6 +69,24 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Text from the snippet or from torch is untrusted input to the terminal (an ESC in it is a
+# command). It enters the UI only here: engine events (`run_snippet`'s on_event), the finished
+# report (`intake_report`), the file's text (`source_text`), worker failures and the file name
+# (`publish`); each escapes control characters once, so every pane and bar reads safe text and
+# a new pane cannot forget to. Notifications escape in `PlaygroundApp.notify`.
+def intake_report(raw: dict[str, Any]) -> Report:
+    """The engine's report dict as the panes read it: control characters made visible."""
+    return Report.from_dict(visible_data(raw))
+
+
+def source_text(data: bytes) -> str:
+    """The snippet's bytes as the Source pane shows them: a UTF-8 BOM dropped (Notepad writes
+    one; Python ignores it), lines split where Python splits them (a lone CR too, so the line
+    numbers match torch's), control characters made visible."""
+    text = data.decode("utf-8-sig", errors="replace")
+    return visible(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def event_message(generation: int, event: dict[str, Any]) -> Message | None:
     """The typed message for one engine event; None for kinds this UI does not show."""
     kind = event.get("event")
@@ -87,7 +107,7 @@ def event_message(generation: int, event: dict[str, Any]) -> Message | None:
 
 def error_report(kind: str, type_: str, message: str, settings: Settings) -> Report:
     """A report holding only an error, for failures that produced no report at all."""
-    return Report.from_dict(
+    return intake_report(
         {
             "settings": settings.to_dict(),
             "error": {"kind": kind, "type": type_, "message": message},
@@ -101,6 +121,8 @@ def short_error(report: Report) -> str:
     error = report.error
     if error is None:
         return ""
+    if missing_backend(report):
+        return missing_backend(report)
     where = f" at line {error.line}" if error.line else ""
     return f"{error.kind} error{where}: {error.type or 'see Output'}"
 
@@ -125,8 +147,11 @@ class RunPipeline(_Base):
         *,
         watch: bool,
         clock: Callable[[], float] = time.monotonic,
+        pinned: dict[str, Any] | None = None,
     ) -> None:
         self.snippet = snippet
+        #: Settings given on the command line: they outlast a switch to another snippet.
+        self._pinned = {key: value for key, value in (pinned or {}).items() if value is not None}
         self.engine = engine
         self.settings = settings
         self.hello: dict[str, Any] | None = None
@@ -162,7 +187,7 @@ class RunPipeline(_Base):
             or (bool(good.content_sha256) and good.content_sha256 != self._source_sha)
         )
         view = View(
-            snippet_name=self.snippet.name,
+            snippet_name=visible(self.snippet.name),
             source=self._source,
             settings=self.settings,
             hello=self.hello,
@@ -210,12 +235,13 @@ class RunPipeline(_Base):
             self._watcher = None
 
     def open_snippet(self, path: Path) -> None:
-        """Switch to another snippet file: its SETTINGS apply, the device stays."""
+        """Switch to another snippet file: its SETTINGS apply, then the command line's flags
+        (as at start); the device stays."""
         self.stop_watching()
         self.snippet = path
         self._file_settings = literal_settings(self._read_text() or "")
         self.settings = Settings.from_dict(
-            {"device": self.settings.device, "cold": self.settings.cold, **self._file_settings}
+            {"device": self.settings.device, "cold": self.settings.cold, **self._file_settings, **self._pinned}
         )
         self._good, self._attempt, self._good_generation = None, None, -1
         # Before/after compares versions of one file: another snippet starts its own history.
@@ -232,7 +258,8 @@ class RunPipeline(_Base):
     # Requests.
     def _read_text(self) -> str | None:
         try:
-            return read_regular_bytes(self.snippet).decode("utf-8", errors="replace")
+            # utf-8-sig: a BOM would hide SETTINGS from the parser, as it would from compile().
+            return read_regular_bytes(self.snippet).decode("utf-8-sig", errors="replace")
         except OSError:
             return None
 
@@ -247,7 +274,7 @@ class RunPipeline(_Base):
             data = b""
             self._source, self._source_sha = "", ""
             return True
-        self._source = data.decode("utf-8", errors="replace")
+        self._source = source_text(data)
         self._source_sha = sha256(data)
         return True
 
@@ -267,7 +294,7 @@ class RunPipeline(_Base):
             # Deleted (or mid-rename): whatever reappears must run, even the same bytes.
             self._next_generation()
             self._requested = None
-            self._set_run(RunState("missing", message=f"{self.snippet.name} not found"))
+            self._set_run(RunState("missing", message=f"{visible(self.snippet.name)} not found"))
             return
         self._apply_file_settings()
         key = (self._source_sha, self.settings)
@@ -306,7 +333,7 @@ class RunPipeline(_Base):
             self.post_message(RunStarted(request.generation, request.settings))
 
             def on_event(event: dict[str, Any]) -> None:
-                message = event_message(request.generation, event)
+                message = event_message(request.generation, visible_data(event))
                 if message is not None:
                     self.post_message(message)
 
@@ -353,16 +380,20 @@ class RunPipeline(_Base):
         return self._engine_lock
 
     async def shutdown_engine(self) -> None:
-        """Stop any run at once and close the engine (quit, or the app going away)."""
+        """Stop any run at once and close the engine (quit, or the app going away).
+
+        The engine is closed before the run is cancelled: a closed client kills its busy
+        worker and starts no other, while a run cancelled on an open client replaces its
+        worker (torch imported again: seconds) and quitting would wait for that."""
         self._quitting = True
         task = self._engine_task
+        if not self._engine_closed:
+            self._engine_closed = True
+            await self.engine.close()
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-        if not self._engine_closed:
-            self._engine_closed = True
-            await self.engine.close()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker failure lands here, and becomes an error the user can read."""
@@ -373,7 +404,7 @@ class RunPipeline(_Base):
         if event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = f"{type(error).__name__}: {error}" if error else "unknown failure"
+        message = visible(f"{type(error).__name__}: {error}") if error else "unknown failure"
         if worker.group == "export":
             self.notify(f"export failed: {message}", severity="error", timeout=10)
         elif worker.group == "engine":
@@ -385,7 +416,8 @@ class RunPipeline(_Base):
 
     # The engine's messages.
     def _current(self, generation: int) -> bool:
-        return generation == self._generation
+        # Quitting: what a dying run still reports must not replace "quitting…".
+        return generation == self._generation and not self._quitting
 
     def on_worker_ready(self, message: WorkerReady) -> None:
         self.hello = message.hello
@@ -408,9 +440,9 @@ class RunPipeline(_Base):
     def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
         if not self._current(message.generation):
             return
-        report = Report.from_dict(message.report)
+        report = intake_report(message.report)
         self._attempt = report
-        if report.error is None:
+        if report.error is None or refused_break(report) is not None:
             self._good, self._good_generation = report, message.generation
         self.publish()
 
@@ -420,11 +452,13 @@ class RunPipeline(_Base):
         if message.generation == self._trace_generation:
             self._trace_generation = None
             self.write_trace(message.report)
-        report = Report.from_dict(without_trace(message.report))
+        report = intake_report(without_trace(message.report))
         self._attempt = report
         self._sync_source(report)
         self._record(report)
-        if report.error is None:
+        # A break refused under fullgraph=True is this run's finding, not a failure: shown as
+        # the current result (never STALE), the refused line marked as a break.
+        if report.error is None or refused_break(report) is not None:
             self._good, self._good_generation = report, message.generation
             duration = report.duration_s or report.raw.get("wall_s")
             if duration is None and self._started_at is not None:
@@ -473,7 +507,7 @@ class RunPipeline(_Base):
         except OSError:
             return
         if sha256(data) == report.content_sha256:
-            self._source = data.decode("utf-8", errors="replace")
+            self._source = source_text(data)
             self._source_sha = report.content_sha256
 
 

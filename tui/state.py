@@ -23,7 +23,7 @@ PHASE_WORDS = {
 @dataclass(frozen=True)
 class RunState:
     """Where the newest run is. `kind`: starting, idle, queued, running, done, error, missing,
-    paused (the engine is lent to the settings matrix)."""
+    paused (the engine is lent to the settings matrix), quitting."""
 
     kind: str = "starting"
     phase: str = ""
@@ -51,6 +51,8 @@ class RunState:
             return f"waiting: {self.message}"
         if self.kind == "paused":
             return f"paused: {self.message}"
+        if self.kind == "quitting":
+            return "quitting: stopping the torch worker…"
         return "idle"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from playground.settings import Settings, dynamic_name
+from tui.findings import refusal_words
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.state import View
 
@@ -22,7 +23,9 @@ def summary_text(view: View) -> Text:
         if view.stale:
             text.append("STALE ", style=f"{WARN} reverse")
             text.append(" ")
-        text.append(view.report.summary_line(), style=DIM if view.stale else "")
+        # A refusal under fullgraph=True is the result: its words, not counts of nothing compiled.
+        refusal = refusal_words(view.report, width=40)
+        text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
     text.append("  |  ", style=DIM)
     text.append(view.run.words(), style=_RUN_STYLES.get(view.run.kind, ""))
     return text

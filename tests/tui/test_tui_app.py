@@ -56,7 +56,7 @@ async def test_same_bytes_saved_again_do_not_rerun(snippet: Path):
         assert len(engine.runs) == 2
 
 
-async def test_fullgraph_shows_the_refusal_and_keeps_the_old_result_stale(snippet: Path):
+async def test_fullgraph_shows_the_refusal_as_this_runs_finding(snippet: Path):
     app = make_app(snippet, engine=FakeEngine(), watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -65,12 +65,11 @@ async def test_fullgraph_shows_the_refusal_and_keeps_the_old_result_stale(snippe
         assert app.settings.fullgraph is True
         assert "fullgraph on" in bar_text(app, "settings")
         summary = bar_text(app)
-        assert summary.startswith("STALE")
-        assert "graphs 2  breaks 1" in summary  # the last good result, marked
-        assert "error: compile error at line 10: Unsupported" in summary
-        source = pane_text(app, "source")
-        assert "ERROR (compile error) at line 10" in source
-        assert "STALE" in pane_text(app, "breaks")
+        # The refusal is the result (tests/tui/test_tui_honest.py has the details), not STALE.
+        assert summary.startswith("fullgraph=True refused the break at line 10: Unsupported")
+        assert "STALE" not in summary and "done" in summary
+        assert "REFUSED by fullgraph=True" in pane_text(app, "source")
+        assert "fullgraph=True refused this graph break" in pane_text(app, "breaks")
         await pilot.press("f")
         await settle(pilot)
         assert "STALE" not in bar_text(app) and "done" in bar_text(app)
@@ -143,15 +142,16 @@ async def test_a_late_result_of_a_superseded_run_is_dropped(snippet: Path):
         assert app.main.view.report is before
 
 
-async def test_backend_cycle_offers_the_workers_backends(snippet: Path):
+async def test_backend_cycle_offers_the_backends_that_work_here(snippet: Path):
     app = make_app(snippet, engine=FakeEngine(), watch=False)
     async with app.run_test() as pilot:
         await settle(pilot)
         seen = []
-        for _ in range(5):
+        for _ in range(3):
             await pilot.press("b")
             seen.append(app.settings.backend)
-        assert seen == ["aot_eager", "inductor", "cudagraphs", "tvm", "eager"]
+        # No CUDA in the fake's hello: no cudagraphs; tvm is in the palette only.
+        assert seen == ["aot_eager", "inductor", "eager"]
         await pilot.press("m")
         assert app.settings.mode == "reduce-overhead"
         await settle(pilot)

@@ -65,3 +65,52 @@ async def test_real_worker_break_fix_and_superseded_run(tmp_path: Path):
         await pilot.press("f")  # fullgraph on a clean function: still fine
         await settle(pilot, timeout=60)
         assert "graphs 1  breaks 0" in bar_text(app) and "done" in bar_text(app)
+
+
+ITEM = '''import torch
+
+SETTINGS = {"backend": "eager"}
+# CONFIG
+
+
+def fn(x):
+    y = x * 2
+    n = y.sum().item()
+    return y * n
+
+
+def inputs():
+    return [torch.ones(3)]
+'''
+
+
+async def test_real_worker_a_config_switch_does_not_outlive_its_save(tmp_path: Path):
+    """The classic fix, then its removal: the screen must come back to what a fresh process says."""
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "item.py"
+    path.write_text(ITEM)
+    fresh = subprocess.run(
+        [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    truth = json.loads(fresh.stdout)
+    assert truth["graph_break_count"] >= 1  # .item() breaks by default
+    expected = f"graphs {truth['graph_count']}  breaks {truth['graph_break_count']}"
+    app = make_app(path, engine=WorkerClient(timeout_s=60), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, timeout=90)
+        assert expected in bar_text(app), bar_text(app)
+        save(path, ITEM.replace("# CONFIG", "torch._dynamo.config.capture_scalar_outputs = True"))
+        app.post_message(SnippetChanged())
+        await settle(pilot, timeout=60)
+        assert "breaks 0" in bar_text(app), bar_text(app)
+        save(path, ITEM)
+        app.post_message(SnippetChanged())
+        await settle(pilot, timeout=60)
+        assert expected in bar_text(app), bar_text(app)

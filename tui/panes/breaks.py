@@ -6,11 +6,15 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from playground.report import GraphBreak, Report
+from tui.findings import refused_break
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
 
 
 def render_breaks(report: Report) -> RenderableType:
     """The count line, then each distinct site with its reason, hints and line."""
+    refused = refused_break(report)
+    if refused is not None:
+        return _refusal(refused, report.graph_count)
     count = report.graph_break_count
     if not report.graph_breaks and count == 0:
         return Group(
@@ -26,6 +30,23 @@ def render_breaks(report: Report) -> RenderableType:
         parts.append(Text(""))
         parts.extend(_site(site))
     return Group(*parts)
+
+
+def _refusal(site: GraphBreak, graphs: int) -> RenderableType:
+    """fullgraph=True raised at a break instead of splitting the graph: that break is the
+    run's finding, shown as a site."""
+    where = f"line {site.line}" if site.line else "outside the snippet"
+    title = Text(f"{where}  ", style=HEADING)
+    title.append(site.reason or "graph break", style=BAD)
+    if site.gb_id:
+        title.append(f"  [{site.gb_id}]", style=DIM)
+    return Group(
+        Text(f"fullgraph=True refused this graph break  (graphs {graphs})", style=BAD),
+        Text("Without fullgraph, Dynamo would split the graph here (f turns it off).", style=DIM),
+        Text(""),
+        title,
+        *_site(site)[1:],
+    )
 
 
 def _site(site: GraphBreak) -> list[RenderableType]:

@@ -13,7 +13,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from playground.report import Recompile, Report, RunError
+from playground.report import GraphBreak, Recompile, Report, RunError
+from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural
 from tui.panes.reasons import parse_reasons
 
@@ -44,11 +45,22 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
             reason = parsed[0].expression if parsed else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
-    if error is not None and error.line:
+    refused = _refused(report, error)
+    if refused is not None and refused.line:
+        # fullgraph=True's refusal is this run's break: marked as one, with what refused it.
+        gb = f" [{refused.gb_id}]" if refused.gb_id else ""
+        label = f"REFUSED by fullgraph=True: {_shorten(refused.reason, 90)}{gb}"
+        marks.setdefault(refused.line, []).append(Mark("B", BAD, label))
+    elif error is not None and error.line:
         # The full message heads the pane; beside the line a short form keeps the code legible.
         message = _shorten(error.message.splitlines()[0] if error.message else "", 90)
         marks.setdefault(error.line, []).insert(0, Mark("E", BAD, f"ERROR ({error.kind}) {error.type}: {message}"))
     return marks
+
+
+def _refused(report: Report | None, error: RunError | None) -> GraphBreak | None:
+    """The refused break when `error` is the shown report's own fullgraph refusal."""
+    return refused_break(report) if report is not None and error is not None and report.error == error else None
 
 
 def _shorten(text: str, width: int) -> str:
@@ -101,7 +113,9 @@ def render_source(
         for mark in here:
             grid.add_row("", "", Text(f"└─ {mark.label}", style=mark.style))
     parts: list[RenderableType] = []
-    if error is not None:
+    if _refused(report, error) is not None:
+        parts.append(Text(refusal_words(report, width=90), style=BAD))
+    elif error is not None:
         parts.append(error_headline(error))
     if stale and marks and report is not None:
         parts.append(Text("marks are from the previous result (STALE)", style=WARN))

@@ -1,5 +1,7 @@
 """Cold compile and steady-state timings. The speedup never appears without the graph and
-break counts next to it: a speedup over a graph-broken target is a different claim."""
+break counts next to it (a speedup over a graph-broken target is a different claim), nor,
+when it is far from 1x, without the reason the report gives for it; and the pane says what
+was timed."""
 
 from __future__ import annotations
 
@@ -7,8 +9,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.report import Report
-from tui.panes.common import BAD, DIM, HEADING, number
+from playground.report import Report, Timings
+from playground.speedup import speedup_reasons
+from tui.panes.common import BAD, DIM, HEADING, WARN, number
 
 _CACHE_WORDS = {
     "hit": "compile caches hit: this was not a cold compile",
@@ -56,8 +59,21 @@ def render_timings(report: Report) -> RenderableType:
         style=BAD if report.graph_break_count else "",
     )
     parts.append(context)
-    if timings.timed_call:
-        parts.append(Text(f"timed on call {timings.timed_call} of inputs()", style=DIM))
+    for reason in speedup_reasons(report):
+        parts.append(Text(f"  why: {reason}", style=WARN))
+    parts.append(Text(timed_words(report, timings), style=DIM))
     if timings.note:
         parts.append(Text(timings.note, style=DIM))
     return Group(*parts)
+
+
+def timed_words(report: Report, timings: Timings) -> str:
+    """What the steady-state figures measured: which call, and only its forward pass."""
+    if timings.timed_call:
+        of = f" of {report.calls}" if report.calls else ""
+        call = f"call {timings.timed_call}{of} of inputs()"
+    else:
+        call = "one call of inputs()"
+    # The worker times `fn(*args)` alone (playground/timing.py): the gradient check's backward
+    # pass is not in these figures.
+    return f"timed: {call}, forward only (no backward)"

@@ -21,6 +21,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from playground.report import Report
 from tui import panes
 from tui.compare import changes_text, render_since
+from tui.findings import refused_break
 from tui.keys import PANES
 from tui.panes.common import DIM, WARN
 from tui.panes.graphs import clamp_graph
@@ -201,7 +202,8 @@ def _framed(view: View, report: Report | None, render: Callable[[Report], Render
     if report is None:
         return Text(f"no result yet: {view.run.words()}", style=DIM)
     body = render(report)
-    if report is view.attempt and report.error is not None:
+    # A fullgraph refusal is a result, not a failure: its panes need no warning.
+    if report is view.attempt and report.error is not None and refused_break(report) is None:
         return Group(Text("from the newest run, which failed", style=WARN), body)
     if not view.stale:
         return body
