@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from playground.errors import RunCancelled
 from playground.settings import Settings
 
 
@@ -31,12 +32,9 @@ class Engine(Protocol):
 
 
 def is_run_cancelled(exc: BaseException) -> bool:
-    """Whether `exc` is the engine saying the run was cancelled on request.
-
-    Matched by name so that fakes need not import the real client, whose module the UI
-    only loads when it builds the real engine.
-    """
-    return type(exc).__name__ == "RunCancelled"
+    """Whether `exc` is the engine saying the run was cancelled on request: the one
+    cancellation exception, shared by the engine, its fakes and the UI."""
+    return isinstance(exc, RunCancelled)
 
 
 def real_engine(**kwargs: Any) -> Engine:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.errors import RunCancelled
 from playground.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -27,10 +28,6 @@ HELLO = {
     "backends": ["cudagraphs", "eager", "inductor", "aot_eager", "tvm"],
     "pid": 4242,
 }
-
-
-class RunCancelled(Exception):
-    """Same name as playground.client.RunCancelled, which the app matches by name."""
 
 
 def load_fixture(name: str) -> dict[str, Any]:
