@@ -214,3 +214,25 @@ def test_sha256_is_of_the_content_that_ran(worker, snippet):
     report = run(worker, path)
     with open(path, "rb") as fh:
         assert report["content_sha256"] == hashlib.sha256(fh.read()).hexdigest()
+
+
+def test_a_run_killed_by_sigkill_says_so_with_the_out_of_memory_hint(worker, snippet):
+    pid = worker.client.hello["pid"]
+    path = snippet(
+        """
+        import os, signal
+        import torch
+
+        def fn(x):
+            os.kill(os.getpid(), signal.SIGKILL)
+            return x
+
+        def inputs():
+            return [torch.ones(2)]
+        """
+    )
+    error = run(worker, path)["error"]
+    assert error["kind"] == "worker" and error["type"] == "WorkerDied"
+    assert "the run's process was killed by SIGKILL" in error["message"]
+    assert "out-of-memory" in error["message"]
+    assert worker.client.hello["pid"] == pid  # no fresh worker for a child's death
