@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground import compat
+from playground import compat, explain
 
 _BREAK_HEAD = re.compile(
     r"Graph break(?: \(user stack suppressed[^)]*\))? in user code at (?P<file>.*?):(?P<line>\d+)\n"
@@ -48,6 +48,8 @@ class RunCapture:
     #: Raw TORCH_TRACE lines (torch's trace formatter), for `check --trace`.
     trace_lines: list[str] = field(default_factory=list)
     graphs: list[dict[str, Any]] = field(default_factory=list)
+    #: One note per call of inputs(): its arguments and what torch's cache did (see call_started).
+    calls: list[dict[str, Any]] = field(default_factory=list)
 
     # --- the contract's keys ---------------------------------------------------------------
 
@@ -108,6 +110,118 @@ class RunCapture:
                 short = f"{os.path.basename(loc.rsplit(':', 1)[0])}:{loc.rsplit(':', 1)[-1]}"
                 hits.append(f"{match.group('fn')} ({short}) hit {match.group('kind')} ({match.group('n')})")
         return hits
+
+    # --- why it recompiled (explain.py shapes these) ---------------------------------------
+
+    def call_started(self, index: int, target: Any, args: tuple[Any, ...]) -> None:
+        """Note where the records stand before call `index`, its arguments, and the cache's
+        most recently used entry: what changes across the call is torch's answer to "which
+        entry ran"."""
+        try:
+            code = compat.target_code(target)
+            f_locals = compat.frame_locals(target, args)
+            named = {k: compat.describe_value(v) for k, v in (f_locals or {}).items() if k != "self"}
+            front = (compat.cache_entry_ids(code) or [None])[0]
+        except Exception:  # noqa: BLE001 - bookkeeping must not fail the call
+            named, front = {}, None
+        self.calls.append(
+            {
+                "call": index,
+                "args": named,
+                "_trace": len(self.trace),
+                "_records": len(self.records),
+                "_front": front,
+            }
+        )
+
+    def call_finished(self, target: Any, args: tuple[Any, ...]) -> None:
+        """Which entry served the last started call: one compiled during it that is now first in
+        the cache (torch moves the entry that ran to the front), else the front entry when its
+        own guards pass these arguments, else none (eager, e.g. after recompile_limit)."""
+        if not self.calls:
+            return
+        try:
+            self._call_finished(self.calls[-1], target, args)
+        except Exception:  # noqa: BLE001
+            self.calls[-1].update(entry=None, status="unknown", why="could not read torch's cache")
+
+    def _call_finished(self, call: dict[str, Any], target: Any, args: tuple[Any, ...]) -> None:
+        code = compat.target_code(target)
+        compiled = [
+            f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
+            for md, _ in self.trace[call["_trace"] :]
+            if "dynamo_cpp_guards_str" in md
+        ]
+        limit = any(r.levelno >= logging.WARNING and _LIMIT.search(r.message) for r in self.records[call["_records"] :])
+        ids = compat.cache_entry_ids(code)
+        front = ids[0] if ids else None
+        call["compiled"] = compiled
+        accepts = None if front is None else compat.entry_accepts(code, front, compat.frame_locals(target, args))
+        if front is not None and front in compiled:
+            call.update(entry=front, status="compiled")
+        elif accepts:
+            call.update(entry=front, status="cached")
+        elif accepts is False and (limit or front == call["_front"]):
+            # A hit would have moved the passing entry to the front: none passed, none compiled.
+            earlier = any("recompile_limit" in c.get("why", "") for c in self.calls[:-1])
+            why = (
+                "recompile_limit hit on this call"
+                if limit
+                else "past recompile_limit"
+                if earlier
+                else "nothing compiled"
+            )
+            call.update(entry=None, status="eager", why=why)
+        else:
+            call.update(entry=front, status="unknown", why="the cache gave no signal for this call")
+
+    def explained(self) -> dict[str, Any]:
+        """The report's extension fields: recompile_details, recompile_limit_details,
+        guard_details, shape_symbols, specializations, call_entries (empty when torch's records
+        could not be read: explaining must never cost the run its other results)."""
+        try:
+            return self._explained()
+        except Exception:  # noqa: BLE001
+            return {}
+
+    def _explained(self) -> dict[str, Any]:
+        recompiles = []
+        for position, rec in enumerate(self.records):
+            if rec.artifact != "recompiles":
+                continue
+            head = _RECOMPILE_HEAD.search(rec.message)
+            cid = _COMPILE_ID.search(rec.formatted)
+            # The call whose record range holds this record is the call that triggered it.
+            during = [c["call"] for c in self.calls if c["_records"] <= position]
+            if head is not None:
+                recompiles.append(
+                    {
+                        "function": head.group("fn"),
+                        "compile_id": cid.group(1) if cid else None,
+                        "message": rec.message,
+                        "call": during[-1] if during else None,
+                    }
+                )
+        calls = [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.calls]
+        details = explain.recompile_details(recompiles, calls, self.snippet_path)
+        limits = [r.message for r in self.records if r.levelno >= logging.WARNING and _LIMIT.search(r.message)]
+        guards = explain.guard_details(self.guards(), self.snippet_path)
+        events = []
+        for md, _ in self.trace:
+            for kind in ("create_symbol", "guard_added", "guard_added_fast", "symbolic_shape_specialization"):
+                if kind in md and isinstance(md[kind], dict):
+                    events.append((kind, f"{md.get('frame_id')}/{md.get('frame_compile_id')}", md[kind]))
+        files = compat.trace_filenames() if events else {}
+        for call in calls:
+            call["summary"] = explain.call_summary(call, details)
+        return {
+            "recompile_details": details,
+            "recompile_limit_details": explain.limit_details(limits, details, self.snippet_path),
+            "guard_details": guards,
+            "shape_symbols": explain.shape_symbols(events, files, self.snippet_path),
+            "specializations": explain.specializations(events, files, self.snippet_path, details, guards),
+            "call_entries": calls,
+        }
 
     def metrics(self) -> list[dict[str, Any]]:
         return [md["compilation_metrics"] for md, _ in self.trace if "compilation_metrics" in md]

@@ -43,12 +43,16 @@ def version_warning() -> str | None:
 
 #: The artifact loggers are named "<module>.__<artifact>"; these suffixes pick them out.
 ARTIFACTS = ("graph_breaks", "recompiles", "guards")
+#: Artifacts logged under another name that count as one of ARTIFACTS: with recompiles_verbose on,
+#: torch logs every recompile to `__recompiles_verbose` instead of `__recompiles` (guards.py).
+ARTIFACT_ALIASES = {"recompiles_verbose": "recompiles"}
 
 
 def enable_artifact_logs() -> None:
-    """What TORCH_LOGS=graph_breaks,recompiles,guards turns on, plus the dynamo warnings
-    (recompile_limit) at their default level."""
-    torch._logging.set_logs(graph_breaks=True, recompiles=True, guards=True)
+    """What TORCH_LOGS=graph_breaks,recompiles_verbose,guards turns on, plus the dynamo warnings
+    (recompile_limit) at their default level. recompiles_verbose lists the failing guard of every
+    cache entry (with its user stack), where plain recompiles stops at the first entry's."""
+    torch._logging.set_logs(graph_breaks=True, recompiles=True, recompiles_verbose=True, guards=True)
 
 
 def registered_logger_names() -> list[str]:
@@ -74,6 +78,9 @@ def trace_logger() -> logging.Logger:
 def artifact_of(record: logging.LogRecord) -> str | None:
     """ "graph_breaks" for a record of the graph_breaks artifact logger, etc."""
     name = record.name
+    for alias, artifact in ARTIFACT_ALIASES.items():
+        if name.endswith(f".__{alias}"):
+            return artifact
     for artifact in ARTIFACTS:
         if name.endswith(f".__{artifact}"):
             return artifact
@@ -245,6 +252,81 @@ def trace_string_table() -> list[tuple[str, int]]:
     except ImportError:  # pragma: no cover
         return []
     return sorted(INTERN_TABLE.items(), key=lambda kv: kv[1])
+
+
+def trace_filenames() -> dict[int, str]:
+    """Interned id -> file name: the structured trace's user stacks name files by id."""
+    return {index: name for name, index in trace_string_table()}
+
+
+# --- cache entries (which compiled entry served a call) ---------------------------------------
+
+
+def target_code(target: Any) -> Any:
+    """The code object whose cache entries serve calls of `target`: a module's forward (what
+    torch.compile(module) compiles), a function's own code, or a callable object's __call__."""
+    if isinstance(target, torch.nn.Module):
+        return getattr(type(target).forward, "__code__", None)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        code = getattr(type(target).__call__, "__code__", None)  # a callable object: its class's __call__
+    return code
+
+
+def frame_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The names the compiled frame sees on entry (what guards call L['name']), or None when
+    the signature cannot bind these arguments."""
+    import inspect
+
+    try:
+        if isinstance(target, torch.nn.Module):
+            return dict(inspect.signature(type(target).forward).bind(target, *args).arguments)
+        return dict(inspect.signature(target).bind(*args).arguments)
+    except (TypeError, ValueError):
+        return None
+
+
+def cache_entries(code: Any) -> list[Any]:
+    """The code's compiled entries, most recently used first: torch moves the entry whose guards
+    passed to the front on every hit (measured on 2.13: eval_frame's cache entry list)."""
+    if code is None:
+        return []
+    try:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+        return list(_debug_get_cache_entry_list(code))
+    except Exception:  # noqa: BLE001 - a debug hook that moved must not break the run
+        return []
+
+
+def cache_entry_ids(code: Any) -> list[str]:
+    return [str(entry.compile_id) for entry in cache_entries(code)]
+
+
+def entry_accepts(code: Any, compile_id: str, f_locals: dict[str, Any] | None) -> bool | None:
+    """Whether the entry's own guard manager passes these frame locals (None: could not ask)."""
+    if f_locals is None:
+        return None
+    for entry in cache_entries(code):
+        if str(entry.compile_id) == compile_id:
+            try:
+                return bool(entry.guard_manager.check(f_locals))
+            except Exception:  # noqa: BLE001
+                return None
+    return None
+
+
+def describe_value(value: Any) -> str:
+    """A short, stable description of an argument: `float32[3, 8]` for a tensor, the value for
+    a Python scalar, the type otherwise."""
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).replace("torch.", "")
+        grad = " requires_grad" if value.requires_grad else ""
+        return f"{dtype}{list(value.shape)}{grad}"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:39] + "…"
+    return type(value).__name__
 
 
 def exception_gb_type(exc: BaseException) -> str | None:

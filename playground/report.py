@@ -306,6 +306,8 @@ class Report:
     worker_restarted: bool = False
     worker_restart_reason: str = ""
     notes: tuple[str, ...] = ()
+    #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys).
+    explanation: Explanation = field(default_factory=lambda: Explanation())
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -335,6 +337,7 @@ class Report:
             worker_restarted=bool(d.get("worker_restarted")),
             worker_restart_reason=d.get("worker_restart_reason", "") or "",
             notes=tuple(d.get("notes") or ()),
+            explanation=Explanation.from_dict(d),
             raw=d,
         )
 
@@ -355,4 +358,227 @@ class Report:
             f"graphs {self.graph_count}  breaks {self.graph_break_count}  "
             f"recompiles {self.recompile_count}  equiv {self.equivalence_word}  "
             f"speedup {speedup}"
+        )
+
+
+# --- issue 11: why it recompiled (extension fields; explain.py builds them) -------------------
+
+
+@dataclass(frozen=True)
+class ReasonRow:
+    """One failing guard of a recompile, per argument: what the entry was built for (`was`),
+    what arrived (`now`), and the snippet line the argument came from."""
+
+    arg: str
+    guard: str
+    was: str = ""
+    now: str = ""
+    line: int | None = None
+    note: str = ""
+    #: The cache entries that failed on this argument (newest first).
+    entries: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReasonRow:
+        return cls(
+            arg=d.get("arg", "") or "",
+            guard=d.get("guard", "") or "",
+            was=str(d.get("was", "") or ""),
+            now=str(d.get("now", "") or ""),
+            line=d.get("line"),
+            note=d.get("note", "") or "",
+            entries=tuple(d.get("entries") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class RecompileDetail:
+    function: str
+    entry: str | None
+    call: int | None
+    reasons: tuple[ReasonRow, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RecompileDetail:
+        return cls(
+            function=d.get("function", "") or "",
+            entry=d.get("entry"),
+            call=d.get("call"),
+            reasons=_tuple(d.get("reasons"), ReasonRow.from_dict),
+        )
+
+
+@dataclass(frozen=True)
+class LimitDetail:
+    """recompile_limit hit: the function, the limit, the argument whose changes used it up."""
+
+    function: str
+    limit: int
+    arg: str = ""
+    config: str = "recompile_limit"
+    recompiles_on_arg: int = 0
+    hints: tuple[str, ...] = ()
+    doc: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LimitDetail:
+        return cls(
+            function=d.get("function", "") or "",
+            limit=int(d.get("limit", 0) or 0),
+            arg=d.get("arg", "") or "",
+            config=d.get("config", "recompile_limit") or "recompile_limit",
+            recompiles_on_arg=int(d.get("recompiles_on_arg", 0) or 0),
+            hints=tuple(d.get("hints") or ()),
+            doc=d.get("doc", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class GuardDetail:
+    """One guard with the snippet line that made it; `internal` for torch's own state."""
+
+    kind: str
+    check: str
+    arg: str = ""
+    line: int | None = None
+    code: str = ""
+    note: str = ""
+    internal: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GuardDetail:
+        return cls(
+            kind=d.get("kind", "") or "",
+            check=d.get("check", "") or "",
+            arg=d.get("arg", "") or "",
+            line=d.get("line"),
+            code=d.get("code", "") or "",
+            note=d.get("note", "") or "",
+            internal=bool(d.get("internal")),
+        )
+
+
+@dataclass(frozen=True)
+class EntryGuards:
+    compile_id: str
+    function: str
+    guards: tuple[GuardDetail, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EntryGuards:
+        return cls(
+            compile_id=str(d.get("compile_id", "")),
+            function=d.get("function", "") or "",
+            guards=_tuple(d.get("guards"), GuardDetail.from_dict),
+        )
+
+
+@dataclass(frozen=True)
+class SymbolGuard:
+    expr: str
+    line: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SymbolGuard:
+        return cls(expr=d.get("expr", "") or "", line=d.get("line"))
+
+
+@dataclass(frozen=True)
+class ShapeSymbol:
+    """A symbol torch created for a size under dynamic shapes (s0, s77...)."""
+
+    compile_id: str
+    symbol: str
+    source: str
+    arg: str = ""
+    dim: int | None = None
+    value: str = ""
+    range: str = ""
+    line: int | None = None
+    guards: tuple[SymbolGuard, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ShapeSymbol:
+        return cls(
+            compile_id=str(d.get("compile_id", "")),
+            symbol=d.get("symbol", "") or "",
+            source=d.get("source", "") or "",
+            arg=d.get("arg", "") or "",
+            dim=d.get("dim"),
+            value=str(d.get("value", "") or ""),
+            range=d.get("range", "") or "",
+            line=d.get("line"),
+            guards=_tuple(d.get("guards"), SymbolGuard.from_dict),
+        )
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A size torch fixed to a number, with torch's own reason."""
+
+    compile_id: str
+    source: str
+    value: str
+    reason: str
+    symbol: str = ""
+    line: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Specialization:
+        return cls(
+            compile_id=str(d.get("compile_id", "") or ""),
+            source=d.get("source", "") or "",
+            value=str(d.get("value", "") or ""),
+            reason=d.get("reason", "") or "",
+            symbol=d.get("symbol", "") or "",
+            line=d.get("line"),
+        )
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """Which compiled entry served one call of inputs(): status "compiled" (made during the
+    call), "cached", "eager" (no entry passed, none compiled) or "unknown"."""
+
+    call: int
+    status: str
+    entry: str | None = None
+    compiled: tuple[str, ...] = ()
+    args: tuple[tuple[str, str], ...] = ()
+    why: str = ""
+    summary: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CallEntry:
+        return cls(
+            call=int(d.get("call", 0) or 0),
+            status=d.get("status", "unknown") or "unknown",
+            entry=d.get("entry"),
+            compiled=tuple(d.get("compiled") or ()),
+            args=tuple((str(k), str(v)) for k, v in (d.get("args") or {}).items()),
+            why=d.get("why", "") or "",
+            summary=d.get("summary", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything issue 11 adds, read from the report's extension keys."""
+
+    recompiles: tuple[RecompileDetail, ...] = ()
+    limits: tuple[LimitDetail, ...] = ()
+    guards: tuple[EntryGuards, ...] = ()
+    symbols: tuple[ShapeSymbol, ...] = ()
+    specializations: tuple[Specialization, ...] = ()
+    calls: tuple[CallEntry, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Explanation:
+        return cls(
+            recompiles=_tuple(d.get("recompile_details"), RecompileDetail.from_dict),
+            limits=_tuple(d.get("recompile_limit_details"), LimitDetail.from_dict),
+            guards=_tuple(d.get("guard_details"), EntryGuards.from_dict),
+            symbols=_tuple(d.get("shape_symbols"), ShapeSymbol.from_dict),
+            specializations=_tuple(d.get("specializations"), Specialization.from_dict),
+            calls=_tuple(d.get("call_entries"), CallEntry.from_dict),
         )

@@ -322,6 +322,7 @@ class Experiment:
             logs=cap.logs(),
             graphs=graphs,
         )
+        report.update(cap.explained())  # issue 11: why it recompiled (extension fields, explain.py)
         if self.request.get("trace"):
             report["trace_lines"] = cap.trace_lines
             report["trace_strings"] = compat.trace_string_table()
@@ -519,6 +520,8 @@ class Experiment:
         eager_grads = self._eager_grads(index, out_eager, a_eager, module.__dict__.get("loss"), owner)
         self.progress("compiling", f"compiling call {index}", index)
         torch.manual_seed(seed)
+        if self.capture is not None:  # issue 11: which compiled entry serves this call
+            self.capture.call_started(index, target, a_compiled)
         t0 = time.perf_counter()
         try:
             out_compiled = compiled(*a_compiled)
@@ -526,6 +529,8 @@ class Experiment:
         except BaseException as exc:  # noqa: BLE001 - eager ran: this is a finding about torch.compile
             raise failure("compile", exc, self.path, f"compiled call {index} raised") from None
         elapsed = time.perf_counter() - t0
+        if self.capture is not None:
+            self.capture.call_finished(target, a_compiled)
         if index == 1:
             self.compile_s = elapsed
             self.cache_at_first_call = compat.cache_counts()

@@ -34,10 +34,35 @@ def render(report: Report) -> str:
             lines.append(f"  {where}: {b.reason}{gb}  x{b.count}")
             if b.hint:
                 lines.append(f"    hint: {b.hint}")
-    if report.recompiles:
+    ex = report.explanation
+    for limit in ex.limits:
+        on = f", used up by changes of {limit.arg} ({limit.recompiles_on_arg} recompiles)" if limit.arg else ""
+        lines.append(f"  {limit.function}: {limit.config} = {limit.limit}{on}")
+        lines.extend(f"    hint: {hint}" for hint in limit.hints)
+        if limit.doc:
+            lines.append(f"    torch's guide: {limit.doc}")
+    if ex.recompiles:
+        lines.append(f"recompiles ({report.recompile_count}): function, entry, argument: was -> now (line)")
+        for rc in ex.recompiles:
+            for row in rc.reasons or ():
+                where = f"  (line {row.line})" if row.line else ""
+                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else f": {row.guard}"
+                entry = rc.entry or "(limit: not compiled)"
+                call = f"call {rc.call} " if rc.call else ""
+                lines.append(f"  {call}{rc.function} {entry} {row.arg or row.guard}{change}{where}")
+    elif report.recompiles:
         lines.append(f"recompiles ({report.recompile_count}):")
         for r in report.recompiles:
             lines.append(f"  {r.function} [{r.compile_id or '?'}]: {'; '.join(r.reasons) or 'no reason logged'}")
+    if ex.calls and (report.recompiles or any(c.status != "cached" for c in ex.calls[1:])):
+        lines.append("calls:")
+        lines.extend(f"  {c.summary}" for c in ex.calls if c.summary)
+    for sym in ex.symbols:
+        where = f"  (line {sym.line})" if sym.line else ""
+        lines.append(f"shape symbol {sym.compile_id} {sym.symbol} = {sym.source} range {sym.range}{where}")
+    for spec in ex.specializations:
+        where = f"  (line {spec.line})" if spec.line else ""
+        lines.append(f"specialized {spec.compile_id} {spec.source} = {spec.value}: {spec.reason}{where}")
     eq = report.equivalence
     if eq is not None:
         lines.append(f"equivalence: {'ok' if eq.ok else 'FAIL'}")

@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from playground.report import Report
-from tui.panes.common import BAD, DIM, HEADING, plural
+from tui.panes.common import BAD, DIM, HEADING, WARN, plural
 from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
 
 _TENSOR = re.compile(r"tensor '(?P<name>[^']+)'")
@@ -59,6 +59,8 @@ def _find_guard(guards: tuple[str, ...], expression: str) -> int | None:
 
 def render_guards(report: Report) -> RenderableType:
     """Each entry's guards; a guard that failed later is marked FAILED with the reason."""
+    if report.explanation.guards:
+        return render_guard_lines(report)
     if not report.guards:
         return Text("no guards recorded (nothing was compiled)", style=DIM)
     failing = failing_guards(report)
@@ -95,3 +97,52 @@ def render_guards(report: Report) -> RenderableType:
             if index is None:
                 parts.append(Text(f"▶ FAILED check: {reason}", style=BAD))
     return Group(*parts)
+
+
+def render_guard_lines(report: Report) -> RenderableType:
+    """Per entry: the user's guards grouped by the snippet line that made them, guards on
+    arguments without a line next, torch's internal ones folded into one line. Shape symbols
+    and specializations first: under dynamic shapes they are why there is a second entry."""
+    ex = report.explanation
+    parts: list[RenderableType] = []
+    for spec in ex.specializations:
+        where = f" line {spec.line}" if spec.line else ""
+        parts.append(Text(f"specialized {spec.source} = {spec.value} in {spec.compile_id}{where}", style=WARN))
+        parts.append(Text(f"  torch: {spec.reason}", style=DIM))
+    for sym in ex.symbols:
+        where = f" line {sym.line}" if sym.line else ""
+        parts.append(Text(f"{sym.compile_id} {sym.symbol} = {sym.source} range {sym.range}{where}"))
+        for g in sym.guards:
+            parts.append(Text(f"  guard {g.expr}" + (f" line {g.line}" if g.line else ""), style=DIM))
+    for entry in ex.guards:
+        title = Text(f"entry {entry.compile_id}", style=HEADING)
+        if entry.function:
+            title.append(f"  {entry.function}")
+        parts.append(title)
+        by_line: dict[int, list[str]] = {}
+        loose: list[str] = []
+        internal = 0
+        for g in entry.guards:
+            if g.internal:
+                internal += 1
+            elif g.line:
+                by_line.setdefault(g.line, []).append(_short(g))
+            else:
+                loose.append(_short(g))
+        for line, checks in sorted(by_line.items()):
+            parts.append(Text(f" line {line}: " + "; ".join(dict.fromkeys(checks)), style=""))
+        if loose:
+            parts.append(Text(" no line: " + "; ".join(dict.fromkeys(loose)), style=DIM))
+        if internal:
+            parts.append(Text(f" + {plural(internal, 'internal guard')} (global state, grad mode, ids)", style=DIM))
+    return Group(*parts)
+
+
+def _short(guard: object) -> str:
+    """A guard as a person reads it: a tensor check as `x: float32 size=[2, 3]`."""
+    check = getattr(guard, "check", "")
+    if getattr(guard, "kind", "") == "TENSOR_MATCH":
+        dtype = re.search(r"torch\.(\w+)", check)
+        size = re.search(r"size=(\[[^\]]*\])", check)
+        return f"{getattr(guard, 'arg', '')}: {dtype.group(1) if dtype else ''} size={size.group(1) if size else '?'}"
+    return check

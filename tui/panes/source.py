@@ -45,6 +45,15 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
             reason = parsed[0].expression if parsed else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
+        # G: a line that made guards (issue 11); the guards ride on the row below, as breaks do.
+        guard_lines: dict[int, list[str]] = {}
+        for entry in report.explanation.guards[:1]:
+            for g in entry.guards:
+                if g.line and not g.internal:
+                    guard_lines.setdefault(g.line, []).append(g.arg or g.check)
+        for line, args in guard_lines.items():
+            label = "GUARDS on " + ", ".join(dict.fromkeys(a for a in args if a))
+            marks.setdefault(line, []).append(Mark("G", DIM, label))
     refused = _refused(report, error)
     if refused is not None and refused.line:
         # fullgraph=True's refusal is this run's break: marked as one, with what refused it.
