@@ -24,7 +24,7 @@ from typing import Any
 
 from playground.errors import RunCancelled, WorkerUnavailable
 from playground.report import blank_report
-from playground.settings import Settings
+from playground.settings import Settings, snippet_settings_error
 from playground.snippet import SnippetError, read_snippet, snippet_line_in_stack
 
 EventHandler = Callable[[dict[str, Any]], None]
@@ -315,6 +315,11 @@ class WorkerClient:
         except SnippetError as exc:
             report = empty_report(str(Path(path).absolute()), settings, exc.error, version)
             return self._stamp(report, exc.sha256, started)
+        # A bad SETTINGS is named, never silently ignored (check and watch refuse it before a run;
+        # the app, which reruns on every save, learns it here).
+        settings_error = snippet_settings_error(source.text)
+        if settings_error is not None:
+            return self._stamp(empty_report(source.path, settings, settings_error, version), source.sha256, started)
         if not self.alive:
             if self._pending_restart or self.hello is not None:
                 reason = self._pending_restart or "the previous worker had exited"

@@ -159,7 +159,10 @@ class RunPipeline(_Base):
         self._watcher: Any = None
         self._clock = clock
         self._generation = 0
-        self._requested: tuple[str, Settings] | None = None
+        self._requested: tuple[str, Settings, str] | None = None
+        #: The modules the last good run imported from outside Python and installed packages (its
+        #: helpers): an edit to one of them reruns the snippet, whose own bytes did not change.
+        self._local_modules: tuple[str, ...] = ()
         self._worker_generation: dict[Worker[Any], int] = {}
         self._engine_lock = asyncio.Lock()
         self._source = ""
@@ -297,7 +300,7 @@ class RunPipeline(_Base):
             self._set_run(RunState("missing", message=f"{visible(self.snippet.name)} not found"))
             return
         self._apply_file_settings()
-        key = (self._source_sha, self.settings)
+        key = (self._source_sha, self.settings, self._modules_digest())
         if not force and key == self._requested:
             return  # an editor's second write of the same bytes: nothing new to learn
         self._requested = key
@@ -446,9 +449,30 @@ class RunPipeline(_Base):
             self._good, self._good_generation = report, message.generation
         self.publish()
 
+    def _modules_digest(self) -> str:
+        digest = hashlib.sha256()
+        for name in self._local_modules:
+            try:
+                digest.update(read_regular_bytes(name))
+            except OSError:
+                digest.update(b"\0missing")
+        return digest.hexdigest()
+
+    def _follow_modules(self, report: dict[str, Any]) -> None:
+        """Watch the helpers the run imported; after a failed run, every .py beside the
+        snippet (a helper with a syntax error never shows up as imported)."""
+        ok = not report.get("error")
+        modules = report.get("local_modules") if ok else None
+        self._local_modules = tuple(modules or ())
+        if not ok:
+            self._requested = None  # whatever changes next must run
+        if self._watcher is not None:
+            self._watcher.watch_modules(modules)
+
     def on_run_finished(self, message: RunFinished) -> None:
         if not self._current(message.generation):
             return  # a newer save or setting made it stale: never shown as current
+        self._follow_modules(message.report)
         if message.generation == self._trace_generation:
             self._trace_generation = None
             self.write_trace(message.report)

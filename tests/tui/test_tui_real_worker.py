@@ -114,3 +114,21 @@ async def test_real_worker_a_config_switch_does_not_outlive_its_save(tmp_path: P
         app.post_message(SnippetChanged())
         await settle(pilot, timeout=60)
         assert expected in bar_text(app), bar_text(app)
+
+
+async def test_real_worker_an_edited_helper_reruns_with_its_new_version(tmp_path: Path):
+    (tmp_path / "helper.py").write_text("import torch\ndef helper(x):\n    return torch.sin(x)\n")
+    path = tmp_path / "uses_helper.py"
+    path.write_text(
+        'import torch\nfrom helper import helper\nSETTINGS = {"backend": "eager"}\n'
+        "def fn(x):\n    return helper(x) + 1\ndef inputs():\n    return [torch.ones(3)]\n"
+    )
+    app = make_app(path, engine=WorkerClient(timeout_s=60), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, timeout=90)
+        assert "graphs 1  breaks 0" in bar_text(app), bar_text(app)
+        # Only the helper changes: the snippet's bytes are the same, and it must still rerun.
+        save(tmp_path / "helper.py", 'import torch\ndef helper(x):\n    print("hi")\n    return torch.sin(x)\n')
+        app.post_message(SnippetChanged())
+        await settle(pilot, timeout=60)
+        assert "breaks 0" not in bar_text(app) and "breaks" in bar_text(app), bar_text(app)
