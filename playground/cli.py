@@ -9,93 +9,93 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from playground.client import WorkerClient, WorkerUnavailable
 from playground.report import Report
-from playground.settings import Settings, parse_dynamic
-from playground.snippet import SnippetError, literal_settings, read_snippet
+from playground.settings import (
+    DEVICES,
+    MAX_MIN_RUN_TIME_S,
+    MAX_TIMEOUT_S,
+    dynamic_arg,
+    mode_arg,
+    name_arg,
+    overrides_of,
+    seconds_arg,
+)
+from playground.snippet import prepare_run
 
 COMMANDS = ("check", "watch", "matrix", "app")
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
+#: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-class _Auto(str):
-    """`--dynamic auto` given explicitly: distinct from "not given" (None)."""
-
-
-def _dynamic_arg(text: str) -> bool | None | str:
-    value = parse_dynamic(text)
-    return _Auto("auto") if value is None else value
-
-
-def _add_setting_flags(p: argparse.ArgumentParser) -> None:
+def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """The settings flags; each defaults to "not given" (absent from the namespace), so that
+    `overrides_of(args)` holds exactly what the user typed: --dynamic auto is {"dynamic": None}."""
     g = p.add_argument_group("settings (override the snippet's SETTINGS)")
-    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", default=None, help="fullgraph=True")
-    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False")
-    g.add_argument("--dynamic", type=_dynamic_arg, default=None, metavar="auto|true|false")
-    g.add_argument("--backend", default=None, metavar="NAME", help="eager, aot_eager, inductor, …")
-    g.add_argument("--mode", default=None, metavar="NAME", help="default, reduce-overhead, max-autotune, …")
-    g.add_argument("--device", default=None, choices=("cpu", "cuda"))
+    given = {"default": argparse.SUPPRESS}
+    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
+    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
+    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
+    g.add_argument("--backend", type=name_arg, metavar="NAME", help="eager, aot_eager, inductor, …", **given)
+    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
+    g.add_argument("--device", choices=DEVICES, **given)
     g.add_argument(
         "--cold",
         action="store_true",
-        default=None,
         help="disable Inductor's FX/AOT caches so the first call is a true cold compile",
+        **given,
     )
+
+
+def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None:
     r = p.add_argument_group("run")
-    r.add_argument("--timeout", type=float, default=120.0, metavar="S", help="kill a run after S seconds (120)")
+    r.add_argument(
+        "--timeout",
+        type=seconds_arg(0, MAX_TIMEOUT_S),
+        default=120.0,
+        metavar="S",
+        help=f"kill a run after S seconds (120; at most {MAX_TIMEOUT_S:g})",
+    )
     r.add_argument("--no-timing", dest="timing", action="store_false", help="skip the steady-state timings")
-    r.add_argument("--min-run-time", type=float, default=0.2, metavar="S", help="per side, for timings (0.2)")
-
-
-def settings_for(path: str | None, args: argparse.Namespace) -> Settings:
-    """Defaults, then the snippet's SETTINGS, then the command-line flags."""
-    base = Settings()
-    if path:
-        try:
-            # read_snippet refuses FIFOs and devices, which a plain read would block on.
-            text = read_snippet(path).text
-            base = Settings.from_dict({**base.to_dict(), **literal_settings(text)})
-        except (SnippetError, ValueError):
-            pass
-    overrides = {
-        "fullgraph": getattr(args, "fullgraph", None),
-        "dynamic": getattr(args, "dynamic", None),
-        "backend": getattr(args, "backend", None),
-        "mode": getattr(args, "mode", None),
-        "device": getattr(args, "device", None),
-        "cold": getattr(args, "cold", None),
-    }
-    if overrides["mode"] == "default":
-        overrides["mode"] = None
-        base = Settings.from_dict({**base.to_dict(), "mode": None})
-    explicit_auto = isinstance(overrides["dynamic"], _Auto)
-    if explicit_auto:
-        overrides["dynamic"] = None
-    settings = base.merged(overrides)
-    if explicit_auto:
-        settings = Settings.from_dict({**settings.to_dict(), "dynamic": None})
-    return settings
+    r.add_argument(
+        "--min-run-time",
+        type=seconds_arg(0, MAX_MIN_RUN_TIME_S),
+        default=min_run_time,
+        metavar="S",
+        help=f"per side, for timings ({min_run_time:g})",
+    )
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"compile-playground {command}")
     p.add_argument("snippet", help="the snippet file")
-    _add_setting_flags(p)
+    add_setting_flags(p)
+    add_run_flags(p)
     if command == "check":
         p.add_argument("--json", action="store_true", help="print the contract's JSON report")
         p.add_argument("--fail-on-break", action="store_true", help="exit 1 when there is a graph break")
         p.add_argument("--fail-on-mismatch", action="store_true", help="exit 1 when eager and compiled disagree")
         p.add_argument("--trace", metavar="DIR", help="write torch's structured trace (for tlparse) to DIR")
         p.add_argument("--markdown", nargs="?", const="-", metavar="FILE", help="write a Markdown report")
+        p.add_argument(
+            "--force", action="store_true", help="let --markdown replace an existing file that is not our report"
+        )
     if command == "watch":
         p.add_argument("--json-lines", action="store_true", help="one JSON object per line")
         p.add_argument("--poll", action="store_true", help="poll the file instead of inotify")
         p.add_argument(
-            "--debounce", type=float, default=0.05, metavar="S", help="wait for a burst of saves to settle (0.05)"
+            "--debounce",
+            type=seconds_arg(0, 60, zero_ok=True),
+            default=0.05,
+            metavar="S",
+            help="wait for a burst of saves to settle (0.05; 0 reruns at once)",
         )
     return p
 
@@ -121,14 +121,46 @@ def _public(report: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in report.items() if k != "trace_lines"}
 
 
-async def _check(args: argparse.Namespace) -> int:
-    settings = settings_for(args.snippet, args)
-    client = WorkerClient(timeout_s=args.timeout)
-    try:
+def _protected(args: argparse.Namespace, report: dict[str, Any]) -> list[Path]:
+    """What an export must never replace: the snippet (as given and as run) and its modules."""
+    paths = [Path(args.snippet), Path(report.get("snippet") or args.snippet)]
+    return paths + [Path(p) for p in report.get("local_modules") or [] if isinstance(p, str)]
+
+
+def _write_exports(report: dict[str, Any], args: argparse.Namespace) -> bool:
+    """--trace and --markdown FILE; a refusal or a failed write is one line on stderr (the
+    report still prints). False when something asked for was not written."""
+    from playground.exports import ExportError, markdown_report, marked, trace_error, write_export, write_trace
+
+    ok = True
+    if args.trace:
+        try:
+            log_path = write_trace(report, args.trace)
+            print(f"structured trace written: {log_path} (run: tlparse {log_path})", file=sys.stderr)
+        except OSError as exc:
+            print(f"compile-playground: {trace_error(args.trace, exc)}", file=sys.stderr)
+            ok = False
+    if args.markdown and args.markdown != "-":
+        try:
+            write_export(
+                args.markdown, marked(markdown_report(report)), protected=_protected(args, report), force=args.force
+            )
+            print(f"markdown report written: {args.markdown}", file=sys.stderr)
+        except ExportError as exc:
+            print(f"compile-playground: markdown report not written: {exc}", file=sys.stderr)
+            ok = False
+    return ok
+
+
+async def _check(args: argparse.Namespace, client: WorkerClient) -> int:
+    prepared = prepare_run(args.snippet, overrides_of(args))
+    if prepared.error is not None:
+        report = prepared.refused_report()  # bad SETTINGS: no run with settings nobody asked for
+    else:
         try:
             report = await client.run(
                 args.snippet,
-                settings,
+                prepared.settings,
                 timing=args.timing,
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
@@ -136,25 +168,15 @@ async def _check(args: argparse.Namespace) -> int:
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    finally:
-        await client.close()
-    if args.trace:
-        from playground.exports import write_trace
-
-        log_path = write_trace(report, args.trace)
-        print(f"structured trace written: {log_path} (run: tlparse {log_path})", file=sys.stderr)
-    if getattr(args, "markdown", None):
+    await client.close()
+    written = _write_exports(report, args)
+    if args.markdown == "-":
         from playground.exports import markdown_report
 
-        text = markdown_report(report)
-        if args.markdown == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.markdown).write_text(text, encoding="utf-8")
-            print(f"markdown report written: {args.markdown}", file=sys.stderr)
+        sys.stdout.write(markdown_report(report))
     if args.json:
         sys.stdout.write(json.dumps(_public(report)) + "\n")
-    elif not (getattr(args, "markdown", None) == "-"):
+    elif args.markdown != "-":
         from playground.textreport import render
 
         print(render(Report.from_dict(report)))
@@ -162,12 +184,60 @@ async def _check(args: argparse.Namespace) -> int:
     error = report.get("error")
     if code == EXIT_ERROR and error:
         print(f"compile-playground: {Report.from_dict(report).error.one_line()}", file=sys.stderr)  # type: ignore[union-attr]
+    # A requested export that was not written is an error (2), never a finding (1).
+    return code if written else EXIT_ERROR
+
+
+async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:
+    """Run `body` with a fresh client, closing the client (the worker and its process group) on
+    any way out, SIGTERM, SIGINT and SIGHUP included: those exit 128+signal, without a
+    traceback. A second signal while closing is ignored: it must not interrupt the close."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    client = WorkerClient(timeout_s=timeout_s)
+    received: list[int] = []
+    closing: list[asyncio.Future[Any]] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        if len(received) > 1 or closing:
+            return
+        # close() marks the client closed before its first await, so the run cancelled next
+        # does not start a fresh worker on its way out.
+        closing.append(loop.create_task(client.close()))
+        task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
+    code = EXIT_ERROR
+    try:
+        code = await body(client)
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        task.uncancel()
+    finally:
+        if not closing:
+            closing.append(loop.create_task(client.close()))
+        await asyncio.gather(*closing, return_exceptions=True)
+    return 128 + received[0] if received else code
+
+
+def _run_guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:
+    code = asyncio.run(guarded(body, timeout_s))
+    if code > 128:
+        # Everything is closed; a late signal must not turn the exit status into a kill.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
     return code
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT  # Ctrl-C before a command took over the signals
     except BrokenPipeError:
         # `check | head`: the reader left. Say nothing more; Python would print a traceback
         # when flushing stdout at exit unless it points somewhere harmless.
@@ -190,14 +260,13 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if argv and argv[0] in COMMANDS else argv
     if command == "check":
-        return asyncio.run(_check(parse("check", rest)))
+        args = parse("check", rest)
+        return _run_guarded(lambda client: _check(args, client), args.timeout)
     if command == "watch":
         from playground.watchcmd import watch
 
-        try:
-            return asyncio.run(watch(parse("watch", rest)))
-        except KeyboardInterrupt:
-            return 0
+        args = parse("watch", rest)
+        return _run_guarded(lambda client: watch(args, client), args.timeout)
     if command == "matrix":
         from playground.matrix import matrix_main
 
@@ -208,27 +277,15 @@ def _main(argv: list[str] | None) -> int:
 def _app(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="compile-playground")
     p.add_argument("snippet", nargs="?", help="the snippet file (default: a copy of the bundled one)")
-    _add_setting_flags(p)
+    add_setting_flags(p)
+    add_run_flags(p)
     args = p.parse_args(argv)
     try:
         from tui.cli import main as tui_main
     except ImportError as exc:  # pragma: no cover - the app is an optional front end
         print(f"compile-playground: the app is not available ({exc}); try `check`", file=sys.stderr)
         return EXIT_ERROR
-    overrides = {
-        k: v
-        for k, v in {
-            "fullgraph": args.fullgraph,
-            # An explicit --dynamic auto travels as the string "auto" (None means "not given").
-            "dynamic": str(args.dynamic) if isinstance(args.dynamic, _Auto) else args.dynamic,
-            "backend": args.backend,
-            "mode": args.mode,
-            "device": args.device,
-            "cold": args.cold,
-        }.items()
-        if v is not None
-    }
-    result = tui_main(args.snippet, overrides, timeout_s=args.timeout)
+    result = tui_main(args.snippet, overrides_of(args), timeout_s=args.timeout)
     return int(result or 0)
 
 

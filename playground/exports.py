@@ -1,33 +1,164 @@
 """Exports of one report: torch's structured trace for tlparse, and a Markdown report.
-Torch-free: the worker sends the trace lines already formatted by torch's own formatter."""
+Torch-free: the worker sends the trace lines already formatted by torch's own formatter.
+
+Writing is shared by `check` and the app's `w`/`t`, under one rule: never write over the snippet
+or a module it imports; an existing file is replaced only when it is one of our own exports
+(its last line is `MARKDOWN_MARKER`: a report the user has added to since is theirs) or when
+the user said `--force`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from playground.report import Report
 
+#: The last line of every Markdown report we write to a file: how a later export knows that
+#: the file it would replace is ours. An HTML comment, so it is invisible once rendered.
+MARKDOWN_MARKER = "<!-- compile-playground report: a later export of the same name replaces this file -->"
+#: Suffixes never written to: a report named like a module would shadow or replace code.
+_CODE_SUFFIXES = (".py", ".pyw", ".pyi", ".pyc", ".so")
+
+
+class ExportError(Exception):
+    """An export was refused or failed; the message is one line for the user."""
+
+
+def unique_path(folder: Path, stem: str, suffix: str) -> Path:
+    """`folder/stem+suffix`, or with -2, -3… appended, created empty and exclusively so two
+    exports at once cannot pick the same name."""
+    for number in range(1, 10_000):
+        name = f"{stem}{suffix}" if number == 1 else f"{stem}-{number}{suffix}"
+        path = folder / name
+        try:
+            with open(path, "x", encoding="utf-8"):
+                return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for {stem}{suffix} in {folder}")
+
+
+def marked(markdown: str) -> str:
+    """A Markdown report as written to a file: our marker last."""
+    return f"{markdown.rstrip()}\n\n{MARKDOWN_MARKER}\n"
+
+
+def is_our_export(path: Path) -> bool:
+    """Whether the regular file at `path` ends with our marker line (nothing added after it)."""
+    want = MARKDOWN_MARKER.encode()
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(handle.tell() - len(want) - 16, 0))
+            tail = handle.read()
+    except OSError:
+        return False
+    return tail.rstrip().endswith(want)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_target(target: Path, protected: list[Path], force: bool) -> bool:
+    """Whether `target` exists; ExportError when it must not be written."""
+    for path in protected:
+        if _same(target, path):
+            raise ExportError(f"{target} is the snippet or a module it imports: not written over")
+    if target.suffix.lower() in _CODE_SUFFIXES or Path(os.path.realpath(target)).suffix.lower() in _CODE_SUFFIXES:
+        raise ExportError(f"{target} is named like Python code: choose a name ending in .md")
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        raise ExportError(f"cannot write {target}: a part of the path is a file, not a folder") from None
+    except OSError as exc:
+        raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise ExportError(f"{target} is a folder: give a file name")
+    if stat.S_ISREG(mode) and not force and not is_our_export(target):
+        raise ExportError(f"{target} exists and is not a compile-playground report: use --force to replace it")
+    return True
+
+
+def write_export(
+    target: str | os.PathLike[str], text: str, *, protected: list[Path] | None = None, force: bool = False
+) -> Path:
+    """Write `text` to `target` under the module's rule (see the docstring); ExportError with a
+    one-line message when refused or when the write fails. A new file is created exclusively
+    (never over one that appeared since the check); an existing one is replaced atomically."""
+    path = Path(target)
+    try:
+        exists = _check_target(path, protected or [], force)
+        if exists and not stat.S_ISREG(os.stat(path).st_mode):
+            with open(path, "w", encoding="utf-8") as handle:  # /dev/stdout, a FIFO: as asked
+                handle.write(text)
+            return path
+        if not exists:
+            with open(path, "x", encoding="utf-8") as handle:
+                handle.write(text)
+            return path
+        real = Path(os.path.realpath(path))
+        tmp = unique_path(real.parent, f".{real.name}", ".tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, real)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return path
+    except ExportError:
+        raise
+    except FileExistsError:
+        raise ExportError(f"{path} appeared while writing: not written over") from None
+    except FileNotFoundError:
+        raise ExportError(f"cannot write {path}: no such folder {path.parent}") from None
+    except NotADirectoryError:
+        raise ExportError(f"cannot write {path}: a part of the path is a file, not a folder") from None
+    except PermissionError:
+        raise ExportError(f"cannot write {path}: permission denied") from None
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
+
 
 def write_trace(report: dict[str, Any], directory: str | os.PathLike[str]) -> Path:
     """Write the run's structured trace in TORCH_TRACE's format; returns the .log path (tlparse
-    0.4 wants the file itself, not the folder)."""
+    0.4 wants the file itself, not the folder). Always a new file: the name is taken exclusively."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = folder / f"dedicated_log_torch_trace_{stamp}_{os.getpid()}.log"
+    path = unique_path(folder, f"dedicated_log_torch_trace_{stamp}_{os.getpid()}", ".log")
     header = time.strftime("V%m%d %H:%M:%S.000000", time.localtime())
     lines = []
     for text, index in report.get("trace_strings") or []:
         lines.append(f"{header} 0 torch/_logging/structured.py:28] " + json.dumps({"str": [text, index]}))
     lines.extend(report.get("trace_lines") or [])
     tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        raise
     return path
+
+
+def trace_error(directory: str | os.PathLike[str], exc: OSError) -> str:
+    """The one-line message for a trace that could not be written to `directory`."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        return f"cannot write the trace to {directory}: it (or a folder above it) is a file, not a folder"
+    if isinstance(exc, PermissionError):
+        return f"cannot write the trace to {directory}: permission denied"
+    return f"cannot write the trace to {directory}: {exc.strerror or exc}"
 
 
 def _cell(text: Any) -> str:

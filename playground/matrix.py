@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from playground.client import RunCancelled, WorkerClient
-from playground.settings import Settings, dynamic_name
+from playground.settings import MAX_MIN_RUN_TIME_S, MAX_TIMEOUT_S, Settings, dynamic_name, name_arg, seconds_arg
+from playground.snippet import prepare_run
 
 DEFAULT_BACKENDS = ("eager", "inductor")
 
@@ -116,19 +117,31 @@ def format_table(cells: list[Cell]) -> str:
     return "\n".join(rows)
 
 
+def _backends_arg(text: str) -> tuple[str, ...]:
+    names = tuple(name_arg(b.strip()) for b in text.split(",") if b.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one backend, e.g. eager,inductor")
+    return names
+
+
 def matrix_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="compile-playground matrix")
     p.add_argument("snippet")
     p.add_argument("--json", action="store_true", help="one JSON object: {cells: [...]} ")
-    p.add_argument("--backends", default=",".join(DEFAULT_BACKENDS), help="comma-separated (eager,inductor)")
+    p.add_argument("--backends", type=_backends_arg, default=DEFAULT_BACKENDS, help="comma-separated (eager,inductor)")
     p.add_argument("--no-timing", dest="timing", action="store_false")
-    p.add_argument("--min-run-time", type=float, default=0.05)
-    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--min-run-time", type=seconds_arg(0, MAX_MIN_RUN_TIME_S), default=0.05)
+    p.add_argument("--timeout", type=seconds_arg(0, MAX_TIMEOUT_S), default=120.0)
     args = p.parse_args(argv)
-    from playground.cli import settings_for
-
-    base = settings_for(args.snippet, argparse.Namespace())
-    cells_settings = combinations(base, tuple(b for b in args.backends.split(",") if b))
+    # The snippet's other settings (mode, device, cold) are kept in every cell.
+    prepared = prepare_run(args.snippet)
+    if prepared.error is not None:
+        print(
+            f"compile-playground: settings error (line {prepared.error['line']}): {prepared.error['message']}",
+            file=sys.stderr,
+        )
+        return 2
+    cells_settings = combinations(prepared.settings, args.backends)
 
     async def go() -> list[Cell]:
         client = WorkerClient(timeout_s=args.timeout)

@@ -1,11 +1,22 @@
 """The toggles of one experiment, as a frozen value shared by the CLI, the app and the worker.
 
 Torch-free on purpose: the UI process builds and cycles these without importing torch.
+
+Settings are resolved once, by `resolve_settings`: the defaults, then the snippet's literal
+`SETTINGS`, then the command line (or the app's keys). The snippet is never run for this: its
+`SETTINGS` is read with `ast`, strictly. A key we do not know, a value of the wrong type, or a
+`SETTINGS` that is not a literal is a problem named with its line, never skipped in silence: a
+misspelt key (`"fullgrpah": True`) would otherwise run the experiment the user did not ask for.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import ast
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 #: Backends always offered; the worker adds whatever torch._dynamo.list_backends() reports.
@@ -21,6 +32,12 @@ MODES: tuple[str | None, ...] = (
 DYNAMICS: tuple[bool | None, ...] = (None, True, False)
 DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
+#: Upper bounds of the duration flags (seconds): past them a typo, not a wish (and 1e12 s
+#: overflows the worker's faulthandler timer).
+MAX_TIMEOUT_S, MAX_MIN_RUN_TIME_S = 86_400.0, 3_600.0
+#: A backend or mode name as torch spells them: no spaces, quotes or control characters.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
 
 def dynamic_name(value: bool | None) -> str:
     """The CLI spelling of a dynamic value: auto, true or false."""
@@ -28,6 +45,7 @@ def dynamic_name(value: bool | None) -> str:
 
 
 def parse_dynamic(text: str | bool | None) -> bool | None:
+    """The command line's spelling of dynamic (auto, true, false and synonyms); ValueError else."""
     if text is None or isinstance(text, bool):
         return text
     lowered = text.strip().lower()
@@ -58,7 +76,8 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Settings:
-        """Build from a dict (a snippet's SETTINGS or a report's settings); unknown keys ignored."""
+        """Rebuild from our own wire format (a report's `settings`); lenient, unknown keys
+        ignored. User input (a snippet's SETTINGS, flags) goes through `resolve_settings`."""
         data = dict(data or {})
         base = cls()
         mode = data.get("mode", base.mode)
@@ -89,6 +108,10 @@ class Settings:
         return "  ".join(parts)
 
 
+#: Every key a SETTINGS dict or an override may name.
+SETTING_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Settings))
+
+
 def cycle(options: tuple[Any, ...] | list[Any], current: Any) -> Any:
     """The option after `current` in `options`, wrapping round; the first if absent."""
     options = list(options)
@@ -96,3 +119,391 @@ def cycle(options: tuple[Any, ...] | list[Any], current: Any) -> Any:
         return options[(options.index(current) + 1) % len(options)]
     except ValueError:
         return options[0]
+
+
+# --- problems ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    """One thing wrong with the settings asked for; becomes the report's `settings` error."""
+
+    type: str  # UnknownSetting | BadSettingValue | SettingsNotLiteral
+    message: str
+    line: int | None = None
+    key: str | None = None
+
+    def to_error(self) -> dict[str, Any]:
+        """The contract's error object."""
+        return {"kind": "settings", "type": self.type, "message": self.message, "line": self.line, "detail": ""}
+
+
+class SettingsError(ValueError):
+    """The one exception the strict checks raise; `problem` says what and where."""
+
+    def __init__(self, problem: SettingsProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _shown(value: Any) -> str:
+    """A value as the message names it: repr, on one line, never more than 60 characters."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break a message
+        text = f"<{type(value).__name__}>"
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bad(key: str, value: Any, allowed: str, line: int | None, where: str) -> SettingsError:
+    kind = "the string " if isinstance(value, str) else ""
+    name = f"{where}[{key!r}]" if where else key
+    return SettingsError(
+        SettingsProblem("BadSettingValue", f"{name} is {kind}{_shown(value)}; allowed: {allowed}", line, key)
+    )
+
+
+def _check_name(key: str, value: Any, line: int | None, where: str) -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        allowed = "a name such as 'eager', 'aot_eager' or 'inductor' (letters, digits, _ . : -)"
+        raise _bad(key, value, allowed, line, where)
+    return value
+
+
+def check_value(key: str, value: Any, line: int | None = None, where: str = "") -> Any:
+    """`value` as Settings holds it for `key`, or SettingsError. Strict on types: the string
+    "false" is not a bool (bool("false") is True, which would turn fullgraph on). `where` is
+    "SETTINGS" when the value comes from the snippet, for the message."""
+    if key in ("fullgraph", "cold"):
+        if not isinstance(value, bool):
+            raise _bad(key, value, "True or False", line, where)
+        return value
+    if key == "dynamic":
+        if value is not None and not isinstance(value, bool):
+            raise _bad(key, value, "None (auto), True or False", line, where)
+        return value
+    if key == "backend":
+        return _check_name(key, value, line, where)
+    if key == "mode":
+        if value is None or (isinstance(value, str) and value == "default"):
+            return None
+        if not isinstance(value, str) or value not in MODES:
+            allowed = ", ".join(["None", "'default'"] + [repr(m) for m in MODES if m])
+            raise _bad(key, value, allowed, line, where)
+        return value
+    if key == "device":
+        if not isinstance(value, str) or value not in DEVICES:
+            raise _bad(key, value, " or ".join(repr(d) for d in DEVICES), line, where)
+        return value
+    raise SettingsError(_unknown_key(key, line, where))
+
+
+def _unknown_key(key: Any, line: int | None, where: str = "") -> SettingsProblem:
+    hint = ""
+    if isinstance(key, str):
+        close = difflib.get_close_matches(key, SETTING_KEYS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    owner = f"{where} has an" if where else "an"
+    message = f"{owner} unknown key {_shown(key)}{hint}; known keys: {', '.join(SETTING_KEYS)}"
+    return SettingsProblem("UnknownSetting", message, line, _shown(key))
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """The settings a run uses, and every problem found while resolving them (first = worst).
+    Bad values are left at the lower layer's value; a run with problems is not started."""
+
+    settings: Settings
+    problems: tuple[SettingsProblem, ...] = ()
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The contract's `settings` error for the first problem, or None."""
+        return self.problems[0].to_error() if self.problems else None
+
+
+def settings_from_mapping(
+    data: Mapping[Any, Any],
+    base: Settings | None = None,
+    lines: Mapping[Any, int] | None = None,
+    where: str = "",
+) -> ResolvedSettings:
+    """`base` (the defaults) with every valid key of `data` applied; never raises. `lines` gives
+    each key's line in the snippet and `where` its name ("SETTINGS"), for the messages."""
+    values: dict[str, Any] = {}
+    problems: list[SettingsProblem] = []
+    lines = lines or {}
+    for key, value in data.items():
+        line = lines.get(key)
+        if not isinstance(key, str) or key not in SETTING_KEYS:
+            problems.append(_unknown_key(key, line, where))
+            continue
+        try:
+            values[key] = check_value(key, value, line, where)
+        except SettingsError as exc:
+            problems.append(exc.problem)
+    return ResolvedSettings(replace(base or Settings(), **values), tuple(problems))
+
+
+# --- the snippet's SETTINGS, read without running it --------------------------------------
+
+
+@dataclass(frozen=True)
+class SnippetSettings:
+    """What a snippet's SETTINGS literal gives: the keys given (unchecked) with their lines, or
+    the problem that kept it from being read."""
+
+    given: dict[str, Any]
+    lines: dict[str, int]
+    problems: tuple[SettingsProblem, ...] = ()
+    line: int | None = None
+
+
+_NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+if hasattr(ast, "TryStar"):  # Python 3.11+
+    _NESTED = (*_NESTED, ast.TryStar)
+
+
+def _children(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly inside a compound statement (not inside def or class)."""
+    out: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        out.extend(getattr(node, name, None) or [])
+    for handler in getattr(node, "handlers", None) or []:
+        out.extend(handler.body)
+    for case in getattr(node, "cases", None) or []:
+        out.extend(case.body)
+    return out
+
+
+def _names_settings(target: ast.AST) -> bool:
+    if isinstance(target, ast.Name):
+        return target.id == "SETTINGS"
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_names_settings(t) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _names_settings(target.value)
+    return False
+
+
+def _changes_settings(node: ast.stmt) -> bool:
+    """`SETTINGS[k] = v`, `SETTINGS.update(...)`, `SETTINGS |= ...`: edits we cannot see."""
+
+    def is_settings(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id == "SETTINGS"
+
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if isinstance(node, ast.AugAssign) and is_settings(node.target):
+            return True
+        return any(isinstance(t, (ast.Subscript, ast.Attribute)) and is_settings(t.value) for t in targets)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return isinstance(func, ast.Attribute) and is_settings(func.value)
+    if isinstance(node, ast.Delete):
+        return any(_names_settings(t) or (isinstance(t, ast.Subscript) and is_settings(t.value)) for t in node.targets)
+    return False
+
+
+def _defines_settings(node: ast.stmt) -> ast.expr | None | bool:
+    """The assigned value when `node` binds SETTINGS (None when it binds it some other way,
+    e.g. an import), False when it does not bind it."""
+    if isinstance(node, ast.Assign) and any(_names_settings(t) for t in node.targets):
+        plain = all(isinstance(t, ast.Name) for t in node.targets)
+        return node.value if plain else None
+    if isinstance(node, ast.AnnAssign) and _names_settings(node.target):
+        return node.value
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if any((alias.asname or alias.name.split(".")[0]) == "SETTINGS" for alias in node.names):
+            return None
+    if isinstance(node, (ast.For, ast.AsyncFor)) and _names_settings(node.target):
+        return None
+    return False
+
+
+def _scan(body: list[ast.stmt], nested: bool, found: list[tuple[ast.stmt, Any, bool]], edits: list[ast.stmt]) -> None:
+    for node in body:
+        value = _defines_settings(node)
+        if value is not False:
+            found.append((node, value, nested))
+        elif _changes_settings(node):
+            edits.append(node)
+        if isinstance(node, _NESTED):
+            _scan(_children(node), True, found, edits)
+
+
+def _not_literal(line: int, why: str) -> SettingsProblem:
+    return SettingsProblem(
+        "SettingsNotLiteral",
+        f"SETTINGS {why}; it is read without running the snippet: write one module-level "
+        "literal dict such as SETTINGS = {'fullgraph': True}",
+        line,
+    )
+
+
+def _literal(node: ast.expr, key: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise SettingsError(_not_literal(node.lineno, f"[{key!r}] is not a literal")) from None
+
+
+def _pairs(value: ast.expr, line: int) -> list[tuple[Any, ast.expr, int]]:
+    """(key, value node, line) for a dict literal or dict(...) of literals; SettingsError else."""
+    if isinstance(value, ast.Dict):
+        out = []
+        for k, v in zip(value.keys, value.values, strict=True):
+            if k is None:
+                raise SettingsError(_not_literal(v.lineno, "unpacks another dict with **"))
+            key = _literal(k, "key")
+            out.append((key, v, k.lineno))
+        return out
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        out = []
+        if len(value.args) > 1 or (value.args and not isinstance(value.args[0], ast.Dict)):
+            raise SettingsError(_not_literal(line, "is dict(...) of something other than a literal dict"))
+        if value.args:
+            out.extend(_pairs(value.args[0], line))
+        for kw in value.keywords:
+            if kw.arg is None:
+                raise SettingsError(_not_literal(kw.value.lineno, "unpacks another dict with **"))
+            out.append((kw.arg, kw.value, kw.value.lineno))
+        return out
+    try:
+        shown = _shown(ast.literal_eval(value))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise SettingsError(_not_literal(line, "is computed, not a literal dict")) from None
+    raise SettingsError(
+        SettingsProblem("BadSettingValue", f"SETTINGS is {shown}, not a dict; write e.g. {{'fullgraph': True}}", line)
+    )
+
+
+def read_snippet_settings(text: str) -> SnippetSettings:
+    """The snippet's module-level SETTINGS, read with ast; never raises. A snippet that does not
+    parse gives nothing (the worker reports its syntax error)."""
+    text = text.removeprefix("\ufeff")
+    if "SETTINGS" not in text:
+        return SnippetSettings({}, {})  # the common case, and a 50 MB snippet is not parsed twice
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return SnippetSettings({}, {})
+    found: list[tuple[ast.stmt, Any, bool]] = []
+    edits: list[ast.stmt] = []
+    _scan(tree.body, False, found, edits)
+    if not found:
+        return SnippetSettings({}, {})
+    node, value, nested = found[0]
+    if len(found) > 1:
+        where = ", ".join(str(n.lineno) for n, _, _ in found[:5])
+        return _failed(node.lineno, _not_literal(found[1][0].lineno, f"is bound more than once (lines {where})"))
+    if nested:
+        return _failed(node.lineno, _not_literal(node.lineno, "is assigned inside a block (if, try, for, with…)"))
+    if value is None:
+        return _failed(node.lineno, _not_literal(node.lineno, "is not assigned a literal"))
+    if edits:
+        return _failed(node.lineno, _not_literal(edits[0].lineno, f"is changed at line {edits[0].lineno}"))
+    try:
+        pairs = _pairs(value, node.lineno)
+    except SettingsError as exc:
+        return _failed(node.lineno, exc.problem)
+    given: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    problems: list[SettingsProblem] = []
+    for key, value_node, line in pairs:
+        if not isinstance(key, str):
+            problems.append(_unknown_key(key, line, "SETTINGS"))
+            continue
+        if key in given:
+            message = f"SETTINGS gives the key {_shown(key)} twice (Python keeps the last); keep one"
+            problems.append(SettingsProblem("BadSettingValue", message, line, _shown(key)))
+            continue
+        try:
+            given[key] = _literal(value_node, str(key))
+        except SettingsError as exc:
+            problems.append(exc.problem)
+            continue
+        lines[key] = line
+    return SnippetSettings(given, lines, tuple(problems), node.lineno)
+
+
+def _failed(line: int, problem: SettingsProblem) -> SnippetSettings:
+    return SnippetSettings({}, {}, (problem,), line)
+
+
+def resolve_settings(
+    text: str | None, overrides: Mapping[str, Any] | None = None, base: Settings | None = None
+) -> ResolvedSettings:
+    """The one place settings are worked out: `base` (the defaults), then the snippet's SETTINGS
+    (from `text`, None when there is no snippet text), then `overrides` (the command line or the
+    app's keys: only the keys given, already typed: {"dynamic": None} means auto). Never raises."""
+    snippet = read_snippet_settings(text) if text else SnippetSettings({}, {})
+    from_file = settings_from_mapping(snippet.given, base, snippet.lines, "SETTINGS")
+    problems = [*snippet.problems, *from_file.problems]
+    given = dict(overrides or {})
+    from_flags = settings_from_mapping(given, from_file.settings)
+    problems.extend(from_flags.problems)
+    return ResolvedSettings(from_flags.settings, tuple(problems))
+
+
+def snippet_settings_error(text: str) -> dict[str, Any] | None:
+    """The contract's `settings` error for the first problem in the snippet's SETTINGS (unknown
+    key, bad value, not a literal), or None when SETTINGS is absent or fine."""
+    return resolve_settings(text).error
+
+
+def overrides_of(namespace: Any) -> dict[str, Any]:
+    """The setting flags an argparse namespace holds: only those given (the flags default to
+    argparse.SUPPRESS, so an absent attribute means "not given")."""
+    return {key: getattr(namespace, key) for key in SETTING_KEYS if hasattr(namespace, key)}
+
+
+# --- command-line spellings, for argparse's `type=` ----------------------------------------
+
+
+def dynamic_arg(text: str) -> bool | None:
+    """--dynamic auto|true|false."""
+    try:
+        return parse_dynamic(text)
+    except ValueError as exc:
+        raise _arg_error(str(exc)) from None
+
+
+def name_arg(text: str) -> str:
+    """--backend NAME: a name as torch spells them (which ones exist, the worker says)."""
+    if not _NAME.fullmatch(text):
+        raise _arg_error(f"{_shown(text)} is not a backend name (letters, digits, _ . : -; e.g. eager, inductor)")
+    return text
+
+
+def mode_arg(text: str) -> str | None:
+    """--mode NAME: default or one of torch.compile's modes."""
+    try:
+        return check_value("mode", text)
+    except SettingsError:
+        allowed = ", ".join(["default"] + [m for m in MODES if m])
+        raise _arg_error(f"{_shown(text)} is not a mode; allowed: {allowed}") from None
+
+
+def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:
+    """An argparse type for a duration in seconds: finite, > 0 (or >= 0) and at most `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except (ValueError, OverflowError):
+            raise _arg_error(f"{_shown(text)} is not a number of seconds") from None
+        ok = math.isfinite(value) and (value >= low if zero_ok else value > low) and value <= high
+        if not ok:
+            least = f">= {low:g}" if zero_ok else f"> {low:g}"
+            raise _arg_error(f"{text} is out of range: give seconds {least} and <= {high:g}")
+        return value
+
+    return parse
+
+
+def _arg_error(message: str) -> Exception:
+    import argparse
+
+    return argparse.ArgumentTypeError(message)

@@ -6,7 +6,6 @@ SHA-256 in a report is always of the content that ran, even if the file changes 
 
 from __future__ import annotations
 
-import ast
 import errno
 import hashlib
 import os
@@ -15,6 +14,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from playground.report import blank_report
+from playground.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
 
 
 class SnippetError(Exception):
@@ -62,39 +64,56 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
             line,
             sha,
         ) from None
-    return SnippetSource(path=str(p.resolve()), text=text, sha256=sha)
+    # `python snippet.py` accepts a UTF-8 BOM (Windows Notepad writes one); compile() given the
+    # decoded text does not, so it goes here. The SHA-256 stays that of the bytes on disk.
+    return SnippetSource(path=str(p.resolve()), text=text.removeprefix("\ufeff"), sha256=sha)
 
 
-def sha256_of(path: str | os.PathLike[str]) -> str | None:
+@dataclass(frozen=True)
+class PreparedRun:
+    """What a front end knows before it sends a run: the settings resolved once (defaults, the
+    snippet's SETTINGS, the overrides) and, when they cannot be used, the settings error."""
+
+    path: str
+    settings: Settings
+    error: dict[str, Any] | None = None
+    sha256: str | None = None
+
+    def refused_report(self) -> dict[str, Any]:
+        """The report of a run refused for its settings: torch is never reached."""
+        report = blank_report(self.path, self.settings.to_dict(), self.error)
+        report.update(content_sha256=self.sha256 or "", wall_s=0.0, worker_restarted=False)
+        return report
+
+
+def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> PreparedRun:
+    """Read the snippet once and resolve its settings. A file that cannot be read gives the
+    overrides on the defaults and no error here: the client reports why it cannot be read."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
+        source = read_snippet(path)
+    except SnippetError:
+        return PreparedRun(str(Path(path).absolute()), resolve_settings(None, overrides).settings)
+    resolved = resolve_settings(source.text, overrides)
+    return PreparedRun(source.path, resolved.settings, resolved.error, source.sha256)
 
 
 def literal_settings(text: str) -> dict[str, Any]:
-    """The snippet's module-level SETTINGS dict, read without running the snippet (the UI
-    needs its initial toggles before the worker has torch). Empty when absent or not literal."""
+    """The valid keys of the snippet's module-level SETTINGS, read without running the snippet
+    (the UI needs its initial toggles before the worker has torch). The problems in it are
+    reported by `playground.settings.snippet_settings_error`, not here."""
+    snippet = read_snippet_settings(text)
+    return {key: value for key, value in snippet.given.items() if _valid(key, value)}
+
+
+def _valid(key: str, value: Any) -> bool:
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    for node in tree.body:
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "SETTINGS" for t in targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except (ValueError, SyntaxError, TypeError):
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}
+        check_value(key, value)
+    except SettingsError:
+        return False
+    return True
 
 
-_STACK_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_STACK_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)', re.M)
 _DUMP_START = re.compile(r"^(?:Fatal Python error|Timeout \(|Thread 0x|Current thread 0x)", re.M)
 
 
@@ -105,11 +124,40 @@ def snippet_line_in_stack(stderr_text: str, path: str) -> int | None:
     # faulthandler prints "Fatal Python error" then "Current thread": take from the last header group.
     if len(starts) >= 2 and stderr_text[starts[-2] :].startswith("Fatal Python error"):
         block = stderr_text[starts[-2] :]
-    target = os.path.realpath(path)
+    names = _dumped_names(path)
     for match in _STACK_FRAME.finditer(block):
-        if os.path.realpath(match.group("file")) == target:
+        if _same_file(match.group("file"), names):
             return int(match.group("line"))
     return None
+
+
+def _dumped(name: str) -> str:
+    """`name` as faulthandler writes it: non-ASCII and control characters escaped (\\xfc for ü)."""
+    return "".join(ch if " " <= ch <= "~" else _escaped(ch) for ch in name)
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _dumped_names(path: str) -> set[str]:
+    names = {path, os.path.abspath(path), os.path.realpath(path)}
+    return names | {_dumped(name) for name in names}
+
+
+def _same_file(dumped: str, names: set[str]) -> bool:
+    if dumped in names:
+        return True
+    if dumped.endswith("...") and len(dumped) > 100:
+        # faulthandler cuts names after 500 characters and appends "..."
+        return any(name.startswith(dumped[:-3]) for name in names)
+    try:
+        return os.path.realpath(dumped) in names
+    except (OSError, ValueError):
+        return False
 
 
 class NotARegularFile(OSError):

@@ -1,7 +1,9 @@
 """`compile-playground watch`: one warm worker, a run at start and after every save.
 
 The newest content always wins: a save during a run cancels it, and a report whose content is
-older than a save seen since is never printed after a newer one.
+older than a save seen since is never printed after a newer one. A save of a module the snippet
+imports from its folder reruns it too. Signals and the client's close are the caller's
+(`playground.cli.guarded`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 from playground.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.report import Report
+from playground.settings import overrides_of
+from playground.snippet import prepare_run
 from playground.textreport import render
 from playground.watch import SnippetWatcher
 
@@ -28,53 +32,59 @@ def _staged(stage: str, report: dict[str, Any]) -> dict[str, Any]:
     return {"stage": stage, "content_sha256": report.get("content_sha256", ""), **report} | {"stage": stage}
 
 
-async def watch(args: argparse.Namespace) -> int:
-    from playground.cli import settings_for
-
+async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
+    """Watch until cancelled; returns 2 when the worker cannot start at all."""
     loop = asyncio.get_running_loop()
-    main_task = asyncio.current_task()
-    if main_task is not None:
-        import signal
-
-        loop.add_signal_handler(signal.SIGTERM, main_task.cancel)
     changed = asyncio.Event()
     generation = 0
+    overrides = overrides_of(args)
 
     def on_change() -> None:
         loop.call_soon_threadsafe(changed.set)
 
-    client = WorkerClient(timeout_s=args.timeout)
     watcher = SnippetWatcher(args.snippet, on_change, debounce_s=args.debounce, poll=args.poll)
-    watcher.start()
-    if not args.json_lines:
-        print(f"watching {args.snippet} ({watcher.mode}); Ctrl-C to stop", file=sys.stderr)
     run_task: asyncio.Task[None] | None = None
 
+    def show(stage: str, report: dict[str, Any]) -> None:
+        if args.json_lines:
+            _print_line(_staged(stage, report))
+        elif stage == "complete":
+            print(render(Report.from_dict(report)), flush=True)
+            print("-" * 72, flush=True)
+
     async def run_once(gen: int) -> None:
-        settings = settings_for(args.snippet, args)
+        # Settings are resolved on every run: a save may change SETTINGS.
+        prepared = prepare_run(args.snippet, overrides)
+        if prepared.error is not None:
+            show("complete", prepared.refused_report())
+            return
 
         def on_event(event: dict[str, Any]) -> None:
             if gen != generation:
                 return  # a newer save exists: this run's lines are stale
-            if event.get("event") == "diagnostics" and args.json_lines:
-                _print_line(_staged("diagnostics", event["report"]))
+            if event.get("event") == "diagnostics":
+                show("diagnostics", event["report"])
             elif event.get("event") == "restarted" and not args.json_lines:
                 print(f"worker restarted: {event.get('reason')}", file=sys.stderr)
 
         try:
             report = await client.run(
-                args.snippet, settings, on_event, timing=args.timing, min_run_time=args.min_run_time
+                args.snippet, prepared.settings, on_event, timing=args.timing, min_run_time=args.min_run_time
             )
         except RunCancelled:
             return
         if gen != generation:
             return
-        if args.json_lines:
-            _print_line(_staged("complete", report))
-        else:
-            print(render(Report.from_dict(report)), flush=True)
-            print("-" * 72, flush=True)
+        # Narrow the module trigger to what this run imported; after a failure (a helper with a
+        # syntax error is never imported) any *.py beside the snippet may be the fix.
+        modules = report.get("local_modules")
+        ok = report.get("error") is None and isinstance(modules, list)
+        watcher.watch_modules(modules if ok else None)
+        show("complete", report)
 
+    watcher.start()
+    if not args.json_lines:
+        print(f"watching {args.snippet} ({watcher.mode}); Ctrl-C to stop", file=sys.stderr)
     try:
         try:
             await client.start()
@@ -90,11 +100,8 @@ async def watch(args: argparse.Namespace) -> int:
                 await client.cancel()
                 await asyncio.gather(run_task, return_exceptions=True)
             run_task = asyncio.create_task(run_once(generation))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        return 0
     finally:
         watcher.stop()
         if run_task is not None:
             run_task.cancel()
             await asyncio.gather(run_task, return_exceptions=True)
-        await client.close()

@@ -32,9 +32,9 @@ def default_snippet(directory: Path) -> tuple[Path, str]:
 def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, timeout_s: float | None = None) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
-    `settings_overrides` are the CLI's setting flags; None values mean "not given", and the
-    rest win over the snippet's SETTINGS (strings such as "auto" are parsed). `timeout_s` is
-    the worker's run timeout (the client's default when None).
+    `settings_overrides` are the CLI's setting flags, only those given and already typed
+    (`playground.settings.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
+    the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     """
     from tui.engine import real_engine
 
@@ -51,6 +51,6 @@ def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, 
         return 2
     settings = initial_settings(snippet, settings_overrides)
     engine = real_engine(**({"timeout_s": timeout_s} if timeout_s else {}))
-    app = make_app(snippet, engine=engine, settings=settings, notice=notice)
+    app = make_app(snippet, engine=engine, settings=settings, notice=notice, pinned=settings_overrides)
     app.run()
     return app.return_code or 0

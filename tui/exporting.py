@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from playground.exports import markdown_report, write_trace
+from playground.exports import markdown_report, marked, unique_path, write_trace
 
 #: Where `t` writes traces, under the current folder (one file per trace, never replaced).
 TRACE_DIR = "compile-playground-trace"
@@ -26,23 +26,9 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def unique_path(folder: Path, stem: str, suffix: str) -> Path:
-    """`folder/stem+suffix`, or with -2, -3… appended, created empty and exclusively so two
-    exports at once cannot pick the same name."""
-    for number in range(1, 10_000):
-        name = f"{stem}{suffix}" if number == 1 else f"{stem}-{number}{suffix}"
-        path = folder / name
-        try:
-            with open(path, "x", encoding="utf-8"):
-                return path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free name for {stem}{suffix} in {folder}")
-
-
 def write_markdown(report: dict[str, Any], folder: Path, snippet_stem: str) -> Path:
     """`<snippet-stem>-report.md` in `folder` (suffixed when taken); returns its path."""
-    text = markdown_report(report)
+    text = marked(markdown_report(report))
     path = unique_path(folder, f"{snippet_stem}-report", ".md")
     path.write_text(text, encoding="utf-8")
     return path

@@ -7,21 +7,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playground.settings import Settings
-from playground.snippet import literal_settings, read_regular_bytes
+from playground.settings import Settings, resolve_settings
+from playground.snippet import read_regular_bytes
 from tui.app import PlaygroundApp
 from tui.engine import Engine
 
 
 def initial_settings(snippet: Path, overrides: dict[str, Any] | None = None) -> Settings:
-    """The snippet's SETTINGS, with the non-None `overrides` (CLI flags) on top."""
+    """The settings the app opens with, resolved once: the snippet's SETTINGS, then `overrides`,
+    the command line's flags as given and already typed ({"dynamic": None} is --dynamic auto).
+    A bad SETTINGS is not reported here: the first run reports it as a settings error."""
     try:
-        text = read_regular_bytes(snippet).decode("utf-8", errors="replace")
+        text = read_regular_bytes(snippet).decode("utf-8-sig", errors="replace")  # a BOM hides SETTINGS
     except OSError:
         text = ""
-    given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    # Through from_dict, so CLI spellings ("auto", "default") are parsed like SETTINGS values.
-    return Settings.from_dict({**literal_settings(text), **given})
+    return resolve_settings(text, overrides).settings
 
 
 def make_app(
@@ -32,12 +32,14 @@ def make_app(
     watch: bool = True,
     clock: Callable[[], float] = time.monotonic,
     notice: str = "",
+    pinned: dict[str, Any] | None = None,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
     `settings` None means the snippet's own SETTINGS; `watch` False leaves the file watcher
     off (tests and snapshots trigger reruns themselves); `clock` is fixed in snapshots;
-    `notice` is shown once the app is up (e.g. "opened your existing snippet.py").
+    `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
+    `pinned` are the command line's setting flags, kept when another snippet is opened.
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -47,4 +49,5 @@ def make_app(
         watch=watch,
         clock=clock,
         notice=notice,
+        pinned=pinned,
     )

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.text import Text
@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from playground.matrix import Cell, run_matrix
 from playground.settings import Settings, dynamic_name
+from playground.textsafe import visible
 from tui.engine import Engine, is_run_cancelled
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.widgets import Bar
@@ -251,7 +252,9 @@ class MatrixScreen(Screen[None]):
         self._set_state(f"running {index + 1}/{len(self.cells)}: {cell_label(self.cells[index])}")
 
     def on_matrix_screen_cell_finished(self, message: CellFinished) -> None:
-        self.results[message.index] = message.cell
+        cell = message.cell
+        # The exception message is the snippet's: its control characters are made visible.
+        self.results[message.index] = replace(cell, raised=visible(cell.raised)) if cell.raised else cell
         self.states[message.index] = "done"
         self._refresh_row(message.index)
 
