@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from playground.history import History
 from playground.report import Report
-from playground.settings import Settings
+from playground.settings import Settings, resolve_settings
 from playground.snippet import literal_settings, read_regular_bytes
 from playground.textsafe import visible, visible_data
 from tui.compare import Comparison, since_previous
@@ -151,7 +151,8 @@ class RunPipeline(_Base):
     ) -> None:
         self.snippet = snippet
         #: Settings given on the command line: they outlast a switch to another snippet.
-        self._pinned = {key: value for key, value in (pinned or {}).items() if value is not None}
+        #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
+        self._pinned = dict(pinned or {})
         self.engine = engine
         self.settings = settings
         self.hello: dict[str, Any] | None = None
@@ -242,10 +243,10 @@ class RunPipeline(_Base):
         (as at start); the device stays."""
         self.stop_watching()
         self.snippet = path
-        self._file_settings = literal_settings(self._read_text() or "")
-        self.settings = Settings.from_dict(
-            {"device": self.settings.device, "cold": self.settings.cold, **self._file_settings, **self._pinned}
-        )
+        text = self._read_text() or ""
+        self._file_settings = literal_settings(text)
+        base = Settings(device=self.settings.device, cold=self.settings.cold)
+        self.settings = resolve_settings(text, self._pinned, base=base).settings
         self._good, self._attempt, self._good_generation = None, None, -1
         # Before/after compares versions of one file: another snippet starts its own history.
         self.history, self._since = History(), None
@@ -325,7 +326,7 @@ class RunPipeline(_Base):
         found = literal_settings(self._source)
         if found != self._file_settings:
             self._file_settings = found
-            self.settings = Settings.from_dict({**self.settings.to_dict(), **found})
+            self.settings = resolve_settings(self._source, None, base=self.settings).settings
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def run_snippet(self, request: RunRequest) -> None:

@@ -307,6 +307,24 @@ async def test_a_gallery_pick_keeps_the_command_line_flags(snippet: Path, tmp_pa
         assert ran.dynamic is False  # what the flags leave alone comes from the file
 
 
+async def test_an_explicit_dynamic_auto_survives_a_gallery_pick(snippet: Path, tmp_path: Path, monkeypatch):
+    gallery = tmp_path / "gallery"
+    gallery.mkdir()
+    (gallery / "static.py").write_text('"""Static."""\nSETTINGS = {"dynamic": False}\n')
+    monkeypatch.setattr("tui.app.bundled_snippets_dir", lambda: gallery)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    engine = FakeEngine()
+    app = make_app(snippet, engine=engine, settings=Settings(), watch=False, pinned={"dynamic": None})
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert engine.runs[-1][1].dynamic is None  # --dynamic auto was given: it beats the file
+
+
 def test_the_command_line_passes_its_flags_to_the_app(snippet: Path, monkeypatch: pytest.MonkeyPatch):
     import tui.cli
 
