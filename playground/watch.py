@@ -3,8 +3,9 @@
 Editors rarely write a file in place: vim and VS Code write a temporary file and rename it over
 the original, `sed -i` does the same, some delete and recreate. So the watcher observes the
 file's folder (a watch on the file itself would die with the first rename) and reacts to any
-event that touches the file's name, as source or destination. Bursts are debounced; the
-consumer re-reads the file and the newest content wins.
+event that touches the file's name, as source or destination. A save that is complete (the
+file closed after a write, or renamed into place) runs at once; other events wait for the burst
+to settle (the debounce). The consumer re-reads the file and the newest content wins.
 
 Symlinks: `link/snip.py` may be a link to a file elsewhere, or sit in a linked folder. Editing
 the target never touches the link's own folder, so the folder of every hop (the link's and the
@@ -41,7 +42,9 @@ class _Handler(FileSystemEventHandler):
         if dest:
             names.add(os.fsdecode(dest))
         if any(self.watcher.matches(name) for name in names):
-            self.watcher.poke()
+            # A file closed after writing, or renamed into place, is a save that is complete:
+            # run now. Anything else (a write still open, a delete mid-save) waits for the burst.
+            self.watcher.poke(now=event.event_type in ("closed", "moved"))
 
 
 def _in_real_folder(path: Path) -> Path:
@@ -126,11 +129,11 @@ class SnippetWatcher:
 
     # --- debouncing ------------------------------------------------------------------------------
 
-    def poke(self) -> None:
+    def poke(self, now: bool = False) -> None:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = threading.Timer(self.debounce_s, self._fire)
+            self._timer = threading.Timer(0.0 if now else self.debounce_s, self._fire)
             self._timer.daemon = True
             self._timer.start()
 
