@@ -69,8 +69,10 @@ def split_guard(text: str) -> GuardText:
     if loc is None:
         return GuardText(check, note=comment)
     code = ("# " + comment)[: loc.start()].lstrip("# ").strip()
-    note = (loc["note"] or "").strip()
-    return GuardText(check, code, loc["file"].strip(), int(loc["line"]), loc["fn"], note[1:-1] if note else "")
+    note = (loc["note"] or "").strip()[1:-1]
+    # torch may append the framework frame that also added it: "(note) and (file:line in fn)".
+    note = note.split(") and (")[0]
+    return GuardText(check, code, loc["file"].strip(), int(loc["line"]), loc["fn"], note)
 
 
 def snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
@@ -134,6 +136,15 @@ def parse_guard(body: str, snippet_path: str) -> dict[str, Any]:
         "note": parsed.note,
         "internal": internal,
     }
+
+
+def short_guard(kind: str, check: str, arg: str) -> str:
+    """A guard as a person reads it: a tensor check as `x: float32 size=[2, 3]`, the rest as is."""
+    if kind == "TENSOR_MATCH":
+        dtype = re.search(r"torch\.(\w+)", check)
+        size = re.search(r"size=(\[[^\]]*\])", check)
+        return f"{arg}: {dtype.group(1) if dtype else ''} size={size.group(1) if size else '?'}"
+    return check
 
 
 def guard_details(entries: list[dict[str, Any]], snippet_path: str) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -31,9 +32,11 @@ def test_guards_pane_first_screen_shows_the_users_guards():
 
 def test_recompiles_pane_one_row_per_recompile_with_old_and_new():
     lines = _text(render_recompiles(_report()), width=160)
-    rows = [line for line in lines if line.startswith("call ") and " fn -> " in line]
+    # The table's rows: call, entry, arg, was, now, line, the entries that failed.
+    rows = [line.split() for line in lines if re.match(r"^\s+\d+\s+(?:0/\d|limit)\s", line)]
     assert len(rows) == 8
-    assert rows[0].startswith("call 2 fn -> 0/1  lr: 0.1 -> 0.09829629131445342  line 37")
+    assert rows[0] == ["2", "0/1", "lr", "0.1", "0.09829629131445342", "37", "0/0"]
+    assert rows[-1] == ["9", "limit", "lr", "0.03705904774487397", "0.025000000000000012", "37", "8", "entries"]
     assert any("call 9 ran eagerly" in line for line in lines)
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 
 from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 
-from playground.report import Report
+from playground.explain import short_guard
+from playground.report import GuardDetail, Report
 from tui.panes.common import BAD, DIM, HEADING, WARN, plural
 from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
 
@@ -129,20 +131,19 @@ def render_guard_lines(report: Report) -> RenderableType:
                 by_line.setdefault(g.line, []).append(_short(g))
             else:
                 loose.append(_short(g))
+        # A grid: a long line of guards wraps under its own text, not under "line 37:".
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
         for line, checks in sorted(by_line.items()):
-            parts.append(Text(f" line {line}: " + "; ".join(dict.fromkeys(checks)), style=""))
+            grid.add_row(Text(f" line {line}:", style=HEADING), Text("; ".join(dict.fromkeys(checks))))
         if loose:
-            parts.append(Text(" no line: " + "; ".join(dict.fromkeys(loose)), style=DIM))
+            grid.add_row(Text(" no line:", style=DIM), Text("; ".join(dict.fromkeys(loose)), style=DIM))
+        parts.append(grid)
         if internal:
             parts.append(Text(f" + {plural(internal, 'internal guard')} (global state, grad mode, ids)", style=DIM))
     return Group(*parts)
 
 
-def _short(guard: object) -> str:
-    """A guard as a person reads it: a tensor check as `x: float32 size=[2, 3]`."""
-    check = getattr(guard, "check", "")
-    if getattr(guard, "kind", "") == "TENSOR_MATCH":
-        dtype = re.search(r"torch\.(\w+)", check)
-        size = re.search(r"size=(\[[^\]]*\])", check)
-        return f"{getattr(guard, 'arg', '')}: {dtype.group(1) if dtype else ''} size={size.group(1) if size else '?'}"
-    return check
+def _short(guard: GuardDetail) -> str:
+    return short_guard(guard.kind, guard.check, guard.arg)

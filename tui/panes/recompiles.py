@@ -7,9 +7,10 @@ from collections import Counter
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
+from rich.table import Table
 from rich.text import Text
 
-from playground.report import Report
+from playground.report import RecompileDetail, Report
 from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural
 from tui.panes.reasons import parse_reasons, split_comment
 
@@ -20,13 +21,16 @@ def limit_banner(report: Report) -> RenderableType | None:
         return None
     per_function = Counter(r.function for r in report.recompiles)
     functions = report.recompile_limit_functions or tuple(per_function) or ("the target",)
+    limits = {limit.function: limit for limit in report.explanation.limits}
     lines = []
     for name in functions:
         count = per_function.get(name) or report.recompile_count
-        lines.append(f"{name}: fell back to eager after {plural(count, 'recompile')}")
-    for limit in report.explanation.limits:
-        used = f", used up by {limit.arg}" if limit.arg else ""
-        lines.append(f"{limit.function}: {limit.config} = {limit.limit}{used}")
+        line = f"{name}: fell back to eager after {plural(count, 'recompile')}"
+        # recompile_limit_functions may carry "fn (file:line) hit ...": match on the bare name.
+        limit = limits.get(name) or limits.get(name.split(" ", 1)[0])
+        if limit is not None and limit.arg:
+            line += f", used up by changes of {limit.arg}"
+        lines.append(line)
     body = Text("\n".join(lines), style=BAD)
     for limit in report.explanation.limits:
         for hint in limit.hints:
@@ -75,32 +79,56 @@ def render_recompiles(report: Report) -> RenderableType:
 
 
 def _explained(report: Report) -> list[RenderableType]:
-    """One row per recompile and argument (old -> new, line), then which entry ran each call."""
+    """The recompile table, one row per recompile and argument (what the failing entry was built
+    for, what arrived, the line), torch's notes under it, then which entry ran each call. A grid,
+    so a long value wraps inside its column instead of under the call number at 80 columns."""
     ex = report.explanation
+    functions = list(dict.fromkeys(rc.function for rc in ex.recompiles))
+    title = f"{plural(report.recompile_count, 'recompile')}"
+    if len(functions) == 1 and functions[0]:
+        title += f" of {functions[0]}"
     parts: list[RenderableType] = [
-        Text(f"{plural(report.recompile_count, 'recompile')}: argument was -> now", style=WARN)
+        Text(f"{title}  (was: what the failed entry holds, now: what arrived)", style=WARN),
+        _recompile_table(ex.recompiles, many_functions=len(functions) > 1),
     ]
     for rc in ex.recompiles:
-        entry = rc.entry or "not compiled (limit)"
         for row in rc.reasons:
-            line = Text(f"call {rc.call or '?'} {rc.function} -> {entry}  ", style=HEADING)
-            line.append(f"{row.arg or '?'}: ")
-            if row.was or row.now:
-                line.append(f"{row.was or '?'} -> {row.now or '?'}", style=WARN)
-            else:
-                line.append(row.guard, style=WARN)
-            if row.line:
-                line.append(f"  line {row.line}", style=DIM)
-            if len(row.entries) > 1:
-                line.append(f"  ({len(row.entries)} entries failed)", style=DIM)
-            parts.append(line)
-            if row.was or row.now:
-                parts.append(Text(f"    guard {row.guard}", style=DIM))
             if row.note:
-                parts.append(Text(f"    torch: {row.note}", style=DIM))
+                parts.append(Text(f"call {rc.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
     if ex.calls:
         parts.append(Text("\nwhich entry ran each call", style=HEADING))
+        calls = Table.grid(padding=(0, 1))
+        calls.add_column(no_wrap=True)
+        calls.add_column()
         for call in ex.calls:
             style = BAD if call.status == "eager" else GOOD if call.status == "cached" else ""
-            parts.append(Text(f"  {call.summary}", style=style))
+            calls.add_row("", Text(call.summary, style=style))
+        parts.append(calls)
     return parts
+
+
+def _recompile_table(recompiles: tuple[RecompileDetail, ...], *, many_functions: bool) -> Table:
+    """call, entry made, arg (or the guard when it is no `arg == value`), was, now, line,
+    and the entries that failed on it: one number when there are many, so a recompile_limit run
+    does not repeat every older entry on each row."""
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style=HEADING)
+    table.add_column("call", no_wrap=True, justify="right")
+    if many_functions:
+        table.add_column("function", no_wrap=True)
+    table.add_column("entry", no_wrap=True)
+    # fold, not ellipsis: a float that differs in its 15th digit must show that digit
+    table.add_column("arg", overflow="fold")
+    table.add_column("was", style=WARN, overflow="fold")
+    table.add_column("now", style=WARN, overflow="fold")
+    table.add_column("line", no_wrap=True, justify="right")
+    table.add_column("failed", no_wrap=True, style=DIM)
+    for rc in recompiles:
+        for row in rc.reasons:
+            plain = bool(row.arg) and row.guard.startswith(f"{row.arg} ==")
+            what = row.arg if plain else row.guard
+            was, now = (row.was, row.now) if row.was or row.now else ("", "failed")
+            failed = " ".join(row.entries) if len(row.entries) <= 2 else f"{len(row.entries)} entries"
+            cells = [str(rc.call or "?")] + ([rc.function] if many_functions else [])
+            cells += [rc.entry or "limit", what or "?", was or "?", now or "?", str(row.line or ""), failed]
+            table.add_row(*cells)
+    return table
