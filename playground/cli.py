@@ -21,11 +21,13 @@ from playground.settings import (
     DEVICES,
     MAX_MIN_RUN_TIME_S,
     MAX_TIMEOUT_S,
+    config_arg,
     dynamic_arg,
     mode_arg,
     name_arg,
     overrides_of,
     seconds_arg,
+    stance_arg,
 )
 from playground.snippet import prepare_run
 
@@ -50,6 +52,25 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
         "--cold",
         action="store_true",
         help="disable Inductor's FX/AOT caches so the first call is a true cold compile",
+        **given,
+    )
+    # Torch's own switches (issue 12); --config adds to the snippet's SETTINGS["config"].
+    g.add_argument(
+        "--config",
+        dest="config",
+        action="append",
+        type=config_arg,
+        metavar="KEY=VALUE",
+        help="set torch._dynamo.config / torch._inductor.config for the run, e.g. "
+        "dynamo.capture_scalar_outputs=true (repeatable)",
+        **given,
+    )
+    g.add_argument("--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given)
+    g.add_argument(
+        "--error-on-graph-break",
+        dest="error_on_graph_break",
+        action="store_true",
+        help="a graph break raises (torch._dynamo.error_on_graph_break)",
         **given,
     )
 
@@ -216,7 +237,8 @@ async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: flo
     except asyncio.CancelledError:
         if not received:
             raise
-        task.uncancel()
+        if hasattr(task, "uncancel"):  # Python 3.11+; 3.10 has no cancel count to undo
+            task.uncancel()
     finally:
         if not closing:
             closing.append(loop.create_task(client.close()))
