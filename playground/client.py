@@ -275,6 +275,7 @@ class WorkerClient:
         min_run_time: float = 0.2,
         trace: bool = False,
         timeout_s: float | None = None,
+        dynamo_code: bool = False,
     ) -> dict[str, Any]:
         """Run the snippet at `path` once; always returns a contract report dict (errors are
         data in report["error"]), or raises RunCancelled."""
@@ -289,7 +290,9 @@ class WorkerClient:
             self._running = True
             self._current = number
             try:
-                return await self._run_locked(path, settings, emit, timing, min_run_time, trace, timeout)
+                return await self._run_locked(
+                    path, settings, emit, timing, min_run_time, trace, timeout, dynamo_code=dynamo_code
+                )
             except asyncio.CancelledError:
                 # The caller's task was cancelled mid-run: have the template kill the child. Its
                 # late messages carry its id and are skipped by the next run.
@@ -307,6 +310,7 @@ class WorkerClient:
         min_run_time: float,
         trace: bool,
         timeout: float,
+        dynamo_code: bool = False,
     ) -> dict[str, Any]:
         started = time.perf_counter()
         version = (self.hello or {}).get("torch_version", "")
@@ -338,6 +342,7 @@ class WorkerClient:
             "timing": timing,
             "min_run_time": min_run_time,
             "trace": trace,
+            "dynamo_code": dynamo_code,  # issue 12: depyf in the child, only when asked
         }
         stderr_mark = self.stderr.count
         emit({"event": "progress", "phase": "queued", "call": None, "calls": None, "message": "sent to the worker"})

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from playground import phases
+from playground.explain import short_guard
 from playground.report import Report
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
@@ -204,11 +206,15 @@ def markdown_report(raw: dict[str, Any]) -> str:
     else:
         out.append("None.")
     out += ["", "## Recompiles", ""]
-    if r.recompiles:
+    if r.explanation.recompiles:
+        out += _explained_recompiles(r)
+    elif r.recompiles:
         for rc in r.recompiles:
             out.append(f"- `{rc.function}` [{rc.compile_id}]: " + "; ".join(f"`{_cell(x)}`" for x in rc.reasons))
     else:
         out.append("None.")
+    if r.explanation.guards:
+        out += ["", "## Guards", ""] + _guards_by_line(r)
     out += ["", "## Equivalence", ""]
     eq = r.equivalence
     if eq is None:
@@ -239,5 +245,109 @@ def markdown_report(raw: dict[str, Any]) -> str:
         )
         speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
         out.append(f"- speedup {speed} with {r.graph_count} graphs and {r.graph_break_count} breaks")
+    out += _phase_markdown(r)  # issue 12: compile time per phase
     out.append("")
     return "\n".join(out)
+
+
+def _phase_markdown(r: Report) -> list[str]:
+    """Compile time per phase (issue 12), from torch's compilation metrics."""
+    header, rows = phases.phase_table(r)
+    if not rows:
+        return []
+    out = ["", "### Compile time by phase (s)", "", "| " + " | ".join(header) + " |"]
+    out.append("|" + "---|" * len(header))
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    coverage = phases.coverage_words(r)
+    return out + (["", coverage] if coverage else [])
+
+
+# --- issue 11: why it recompiled, written as a person would -------------------------------------
+
+
+def _failed_entries(entries: tuple[str, ...]) -> str:
+    """The cache entries a guard failed in: named when few, counted when a recompile_limit run
+    would otherwise repeat every older entry on every row."""
+    if len(entries) <= 2:
+        return ", ".join(entries)
+    return f"{len(entries)} ({entries[0]} … {entries[-1]})"
+
+
+def _explained_recompiles(r: Report) -> list[str]:
+    """One row per recompile and argument: function, the entry it made, was -> now, the line;
+    then the limit with its hints, and which entry ran each call."""
+    ex = r.explanation
+    out = [
+        f"{r.recompile_count} recompile{'' if r.recompile_count == 1 else 's'}. "
+        "*was*: what the cached entry that failed was built for; "
+        "*now*: what the call passed.",
+        "",
+        "| call | function | new entry | argument | was -> now | line | source | entries that failed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for rc in ex.recompiles:
+        for row in rc.reasons:
+            what = row.arg if row.arg and row.guard.startswith(f"{row.arg} ==") else row.guard
+            change = f"`{_cell(row.was or '?')}` -> `{_cell(row.now or '?')}`" if row.was or row.now else "failed"
+            src = _source_line(r.snippet, row.line)
+            out.append(
+                f"| {rc.call or ''} | `{_cell(rc.function)}` | {rc.entry or 'none (recompile_limit)'} | "
+                f"`{_cell(what or '?')}` | {change} | {row.line or ''} | {f'`{_cell(src)}`' if src else ''} | "
+                f"{_failed_entries(row.entries)} |"
+            )
+            if row.note:
+                out.append(f"| | | | | torch: {_cell(row.note)} | | | |")
+    for limit in ex.limits:
+        on = f", used up by changes of `{limit.arg}` ({limit.recompiles_on_arg} recompiles)" if limit.arg else ""
+        out += ["", f"`{limit.function}` hit {limit.config} = {limit.limit}{on}."]
+        out += [f"- hint: {hint}" for hint in limit.hints]
+        if limit.doc:
+            out.append(f"- torch's guide: {limit.doc}")
+    if ex.calls:
+        out += ["", "Which entry ran each call:", ""]
+        out += [f"- {c.summary}" for c in ex.calls if c.summary]
+    for sym in ex.symbols:
+        where = f" (line {sym.line})" if sym.line else ""
+        out.append(f"- shape symbol {sym.symbol} in {sym.compile_id} = `{sym.source}`, range {sym.range}{where}")
+    for spec in ex.specializations:
+        where = f" (line {spec.line})" if spec.line else ""
+        out.append(f"- specialized `{spec.source}` = {spec.value} in {spec.compile_id}{where}: {spec.reason}")
+    return out
+
+
+def _guards_by_line(r: Report) -> list[str]:
+    """The first entry of each function in full, grouped by the line that made each guard; later
+    entries only where they differ from the one before; torch's internal guards counted, not listed."""
+    out: list[str] = []
+    previous: dict[str, set[str]] = {}
+    for entry in r.explanation.guards:
+        user = [g for g in entry.guards if not g.internal]
+        internal = len(entry.guards) - len(user)
+        shown = {short_guard(g.kind, g.check, g.arg) for g in user}
+        before = previous.get(entry.function)
+        previous[entry.function] = shown
+        if before is not None:
+            changed = [g for g in user if short_guard(g.kind, g.check, g.arg) not in before]
+            text = "; ".join(
+                f"`{_cell(short_guard(g.kind, g.check, g.arg))}`" + (f" (line {g.line})" if g.line else "")
+                for g in changed
+            )
+            out.append(f"- entry {entry.compile_id} differs from the one before in: {text or 'nothing shown here'}")
+            continue
+        if out:
+            out.append("")
+        out += [
+            f"Entry {entry.compile_id} of `{_cell(entry.function)}`, by the line that made each guard "
+            f"({internal} internal guards of torch's own state not listed):",
+            "",
+            "| line | source | guards |",
+            "|---|---|---|",
+        ]
+        by_line: dict[int | None, list[str]] = {}
+        for g in user:
+            by_line.setdefault(g.line, []).append(f"`{_cell(short_guard(g.kind, g.check, g.arg))}`")
+        for line, checks in sorted(by_line.items(), key=lambda item: (item[0] is None, item[0] or 0)):
+            src = _source_line(r.snippet, line)
+            out.append(f"| {line or ''} | {f'`{_cell(src)}`' if src else ''} | {'; '.join(dict.fromkeys(checks))} |")
+        out.append("")
+    return out

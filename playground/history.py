@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from playground.report import Report
-from playground.settings import Settings
+from playground.settings import Settings, config_word
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class Entry:
             parts.append(s.mode)
         if s.device != "cpu":
             parts.append(s.device)
+        parts.extend(s.switch_words())  # torch's own switches, when any is set
         r = self.report
         if r.error:
             state = f"{r.error.kind} error"
@@ -81,8 +82,31 @@ def _error(r: Report) -> str:
     return r.error.kind if r.error else "none"
 
 
+def _switches(s: Settings) -> dict[str, str]:
+    """Torch's own switches as name -> shown value; absent means torch's default."""
+    shown = {key: word.partition("=")[2] for key, value in s.config for word in [config_word(key, value)]}
+    if s.stance != "default":
+        shown["stance"] = s.stance
+    if s.error_on_graph_break:
+        shown["error_on_graph_break"] = "on"
+    return shown
+
+
+def settings_changes(before: Settings, after: Settings) -> list[Change]:
+    """Torch's switches that differ between two runs: each config key, the stance and
+    error_on_graph_break ("unset" where a run left torch's default). The toggles are not
+    listed: the comparison shows both runs' settings labels beside the numbers."""
+    found: list[Change] = []
+    a, b = _switches(before), _switches(after)
+    for name in sorted(set(a) | set(b)):
+        if a.get(name) != b.get(name):
+            found.append(Change(name, a.get(name, "unset"), b.get(name, "unset")))
+    return found
+
+
 def changes(before: Report, after: Report) -> list[Change]:
-    """What differs between two runs, in the order a reader cares about."""
+    """What differs between two runs, in the order a reader cares about: torch's switches that
+    changed first (the cause), then the numbers (the effect)."""
     pairs = [
         ("error", _error(before), _error(after)),
         ("graphs", str(before.graph_count), str(after.graph_count)),
@@ -95,7 +119,8 @@ def changes(before: Report, after: Report) -> list[Change]:
         ),
         ("equivalence", before.equivalence_word, after.equivalence_word),
     ]
-    found = [Change(w, b, a) for w, b, a in pairs if b != a]
+    found = settings_changes(before.settings, after.settings)
+    found += [Change(w, b, a) for w, b, a in pairs if b != a]
     if _speedup_moved(before, after):
         found.append(Change("speedup", _speedup(before), _speedup(after)))
     return found

@@ -1,6 +1,11 @@
 """The settings matrix: one snippet under every fullgraph x dynamic x backend, one warm worker.
 
 It answers "which settings forbid or allow the failure I am looking at" at a glance. Torch-free.
+
+`--ladder` runs torch's troubleshooting ladder for a wrong result instead: the same settings
+under eager -> aot_eager -> aot_eager_decomp_partition -> inductor (and the inductor modes
+asked for), and names the first stage whose values or gradients stop agreeing with eager,
+with that stage's largest difference: the bisection torch's docs describe, done in one go.
 """
 
 from __future__ import annotations
@@ -11,14 +16,28 @@ import itertools
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from playground.client import RunCancelled, WorkerClient
-from playground.settings import MAX_MIN_RUN_TIME_S, MAX_TIMEOUT_S, Settings, dynamic_name, name_arg, seconds_arg
+from playground.settings import (
+    MAX_MIN_RUN_TIME_S,
+    MAX_TIMEOUT_S,
+    MODES,
+    Settings,
+    dynamic_name,
+    mode_arg,
+    name_arg,
+    overrides_of,
+    seconds_arg,
+)
 from playground.snippet import prepare_run
 
 DEFAULT_BACKENDS = ("eager", "inductor")
+#: torch's troubleshooting ladder, each stage adding one layer: Dynamo's graph (eager), AOT
+#: autograd's joint graph (aot_eager), Inductor's decompositions and partitioner
+#: (aot_eager_decomp_partition), then Inductor's code generation.
+LADDER_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,14 @@ class Cell:
     equivalence: str  # "ok" | "FAIL" | "n/a"
     compile_s: float | None
     speedup: float | None
+    #: The inductor mode the cell ran with (the ladder runs inductor under several).
+    mode: str | None = None
+    #: The largest |eager - compiled| over every output and gradient compared, and the
+    #: relative one; None when nothing was compared.
+    max_abs: float | None = None
+    max_rel: float | None = None
+    #: What stopped agreeing: "values", "gradients", or None.
+    diverged: str | None = None
 
     @classmethod
     def from_report(cls, settings: Settings, report: dict[str, Any]) -> Cell:
@@ -59,27 +86,100 @@ class Cell:
             equivalence="n/a" if not eq else ("ok" if eq.get("ok") else "FAIL"),
             compile_s=timings.get("compile_s"),
             speedup=timings.get("speedup"),
+            mode=settings.mode,
+            **_differences(eq or {}),
         )
+
+    @property
+    def stage(self) -> str:
+        """The ladder's name for the cell: its backend, with the mode when there is one."""
+        return f"{self.backend} {self.mode}" if self.mode else self.backend
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def _differences(eq: dict[str, Any]) -> dict[str, Any]:
+    """max_abs, max_rel and what diverged first (values before gradients), from a report's
+    equivalence: the numbers the ladder reports for its stage."""
+    outputs, grads = list(eq.get("outputs") or []), list(eq.get("grads") or [])
+
+    def biggest(entries: list[dict[str, Any]], key: str) -> float | None:
+        found = [e.get(key) for e in entries if isinstance(e.get(key), (int, float))]
+        return max(found) if found else None
+
+    diverged = None
+    if any(not o.get("ok", True) for o in outputs):
+        diverged = "values"
+    elif any(not g.get("ok", True) for g in grads):
+        diverged = "gradients"
+    # The stage's difference is that of what diverged; else the largest seen anywhere.
+    chosen = outputs if diverged == "values" else grads if diverged == "gradients" else outputs + grads
+    if diverged:
+        chosen = [e for e in chosen if not e.get("ok", True)]
+    return {"max_abs": biggest(chosen, "max_abs"), "max_rel": biggest(chosen, "max_rel"), "diverged": diverged}
+
+
 def combinations(base: Settings, backends: tuple[str, ...] = DEFAULT_BACKENDS) -> list[Settings]:
-    """Every fullgraph x dynamic x backend, the base's other settings kept."""
+    """Every fullgraph x dynamic x backend, the base's other settings (mode, device, cold and
+    torch's own switches) kept."""
     out = []
     for backend, fullgraph, dynamic in itertools.product(backends, (False, True), (None, True, False)):
-        out.append(
-            Settings(
-                fullgraph=fullgraph,
-                dynamic=dynamic,
-                backend=backend,
-                mode=base.mode if backend == "inductor" else None,
-                device=base.device,
-                cold=base.cold,
-            )
-        )
+        mode = base.mode if backend == "inductor" else None
+        out.append(replace(base, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode))
     return out
+
+
+def ladder_stages(base: Settings, modes: tuple[str | None, ...] = (None,)) -> list[Settings]:
+    """The ladder's runs: the base settings under each stage's backend, inductor once per mode
+    asked for (None: torch.compile's default mode)."""
+    out = [replace(base, backend=backend, mode=None) for backend in LADDER_BACKENDS[:-1]]
+    for mode in dict.fromkeys(modes or (None,)):
+        out.append(replace(base, backend="inductor", mode=mode))
+    return out
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first ladder stage that stops agreeing with eager."""
+
+    index: int
+    stage: str
+    what: str  # "values" | "gradients" | "raised"
+    max_abs: float | None
+    max_rel: float | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def first_divergence(cells: list[Cell]) -> Divergence | None:
+    """The first stage whose values or gradients differ from eager's beyond the tolerance, or
+    whose compiled run raised (a finding about that stage). Stages that could not run at all
+    (the snippet's own error, a backend that is not installed) are passed over: they say
+    nothing about where the numbers go wrong."""
+    for index, cell in enumerate(cells):
+        if cell.error_kind == "compile":
+            return Divergence(index, cell.stage, "raised", None, None, f"{cell.stage} raised: {cell.raised}")
+        if cell.error_kind is None and cell.equivalence == "FAIL":
+            what = cell.diverged or "values"
+            size = "" if cell.max_abs is None else f", max abs diff {cell.max_abs:.3g}"
+            return Divergence(index, cell.stage, what, cell.max_abs, cell.max_rel, f"{cell.stage}: {what} differ{size}")
+    return None
+
+
+def ladder_summary(cells: list[Cell], total: int | None = None) -> str:
+    """One line: the first stage that diverges, or that every stage run agrees."""
+    found = first_divergence(cells)
+    if found is not None:
+        before = ", ".join(c.stage for c in cells[: found.index]) or "nothing"
+        return f"first divergence: {found.message} (agree before it: {before})"
+    ran = [c for c in cells if c.error_kind is None]
+    skipped = [c.stage for c in cells if c.error_kind is not None]
+    unfinished = "" if total is None or total == len(cells) else f" so far ({len(cells)}/{total})"
+    text = f"no divergence{unfinished}: {len(ran)} stage(s) agree with eager"
+    return text + (f"; could not run: {', '.join(skipped)}" if skipped else "")
 
 
 async def run_matrix(
@@ -103,6 +203,17 @@ async def run_matrix(
         yield i, Cell.from_report(settings, report)
 
 
+def format_ladder(cells: list[Cell]) -> str:
+    """The ladder as text: one line per stage, then the verdict."""
+    rows = [f"{'stage':<28}{'equiv':<6}{'diverged':<10}{'max abs':>10}{'max rel':>10}  raised"]
+    rows.append("-" * len(rows[0]))
+    for c in cells:
+        size = "" if c.max_abs is None else f"{c.max_abs:.3g}"
+        rel = "" if c.max_rel is None else f"{c.max_rel:.3g}"
+        rows.append(f"{c.stage:<28}{c.equivalence:<6}{c.diverged or '-':<10}{size:>10}{rel:>10}  {c.raised or 'no'}")
+    return "\n".join([*rows, "", ladder_summary(cells)])
+
+
 def format_table(cells: list[Cell]) -> str:
     head = f"{'backend':<10}{'fullgraph':<10}{'dynamic':<8}{'graphs':>7}{'breaks':>7}{'recomp':>7}  {'limit':<6}{'equiv':<6}{'compile':>9}{'speedup':>9}  raised"
     rows = [head, "-" * len(head)]
@@ -124,24 +235,51 @@ def _backends_arg(text: str) -> tuple[str, ...]:
     return names
 
 
+def _modes_arg(text: str) -> tuple[str | None, ...]:
+    """--modes default,max-autotune: the inductor modes the ladder ends with; `all` for every one."""
+    if text.strip() == "all":
+        return MODES
+    return tuple(dict.fromkeys(mode_arg(m.strip()) for m in text.split(",") if m.strip())) or (None,)
+
+
 def matrix_main(argv: list[str]) -> int:
+    from playground.cli import add_setting_flags
+
     p = argparse.ArgumentParser(prog="compile-playground matrix")
     p.add_argument("snippet")
     p.add_argument("--json", action="store_true", help="one JSON object: {cells: [...]} ")
     p.add_argument("--backends", type=_backends_arg, default=DEFAULT_BACKENDS, help="comma-separated (eager,inductor)")
+    p.add_argument(
+        "--ladder",
+        action="store_true",
+        help="eager -> aot_eager -> aot_eager_decomp_partition -> inductor: the first stage that diverges",
+    )
+    p.add_argument(
+        "--modes",
+        type=_modes_arg,
+        default=(None,),
+        metavar="M,M",
+        help="with --ladder: the inductor modes to end with (default; e.g. default,max-autotune, or all)",
+    )
+    # The other settings (mode, device, cold, torch's switches) hold for every cell; the
+    # matrix varies fullgraph, dynamic and backend itself, the ladder only the backend.
+    add_setting_flags(p)
     p.add_argument("--no-timing", dest="timing", action="store_false")
     p.add_argument("--min-run-time", type=seconds_arg(0, MAX_MIN_RUN_TIME_S), default=0.05)
     p.add_argument("--timeout", type=seconds_arg(0, MAX_TIMEOUT_S), default=120.0)
     args = p.parse_args(argv)
     # The snippet's other settings (mode, device, cold) are kept in every cell.
-    prepared = prepare_run(args.snippet)
+    prepared = prepare_run(args.snippet, overrides_of(args))
     if prepared.error is not None:
         print(
             f"compile-playground: settings error (line {prepared.error['line']}): {prepared.error['message']}",
             file=sys.stderr,
         )
         return 2
-    cells_settings = combinations(prepared.settings, args.backends)
+    if args.ladder:
+        cells_settings = ladder_stages(prepared.settings, args.modes)
+    else:
+        cells_settings = combinations(prepared.settings, args.backends)
 
     async def go() -> list[Cell]:
         client = WorkerClient(timeout_s=args.timeout)
@@ -169,9 +307,21 @@ def matrix_main(argv: list[str]) -> int:
         cells = asyncio.run(go())
     except KeyboardInterrupt:
         return 130
+    out: dict[str, Any] = {
+        "snippet": args.snippet,
+        "settings": prepared.settings.to_dict(),
+        "cells": [c.to_dict() for c in cells],
+    }
+    if args.ladder:
+        found = first_divergence(cells)
+        out["ladder"] = {
+            "stages": [c.stage for c in cells],
+            "first_divergence": found.to_dict() if found else None,
+            "summary": ladder_summary(cells, len(cells_settings)),
+        }
     if args.json:
-        print(json.dumps({"snippet": args.snippet, "cells": [c.to_dict() for c in cells]}))
+        print(json.dumps(out))
     else:
-        print(format_table(cells))
+        print(format_ladder(cells) if args.ladder else format_table(cells))
     snippet_errors = [c for c in cells if c.error_kind in ("snippet", "worker")]
     return 2 if snippet_errors and len(snippet_errors) == len(cells) else 0

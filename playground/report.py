@@ -308,6 +308,12 @@ class Report:
     notes: tuple[str, ...] = ()
     #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys).
     explanation: Explanation = field(default_factory=lambda: Explanation())
+    #: Issue 12: compile time per phase for each frame compile, and the sums.
+    compile_phases: tuple[CompilePhase, ...] = ()
+    compile_phase_totals: PhaseTotals | None = None
+    #: Issue 12: the code Dynamo wrote (None: not asked for in this run), and how it went.
+    dynamo_code: tuple[DynamoCode, ...] | None = None
+    dynamo_code_note: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -338,6 +344,10 @@ class Report:
             worker_restart_reason=d.get("worker_restart_reason", "") or "",
             notes=tuple(d.get("notes") or ()),
             explanation=Explanation.from_dict(d),
+            compile_phases=_tuple(d.get("compile_phases"), CompilePhase.from_dict),
+            compile_phase_totals=PhaseTotals.from_dict(d.get("compile_phase_totals")),
+            dynamo_code=None if d.get("dynamo_code") is None else _tuple(d.get("dynamo_code"), DynamoCode.from_dict),
+            dynamo_code_note=d.get("dynamo_code_note", "") or "",
             raw=d,
         )
 
@@ -581,4 +591,104 @@ class Explanation:
             symbols=_tuple(d.get("shape_symbols"), ShapeSymbol.from_dict),
             specializations=_tuple(d.get("specializations"), Specialization.from_dict),
             calls=_tuple(d.get("call_entries"), CallEntry.from_dict),
+        )
+
+
+# --- issue 12: how it compiled (extension fields; capture.py builds them) ---------------------
+
+
+def _seconds(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+@dataclass(frozen=True)
+class CompilePhase:
+    """One frame compile's time by phase, from torch's compilation_metrics: disjoint parts that
+    sum to `total_s`. `aot_s` is the backend's compile outside Inductor (AOT autograd, or the
+    whole backend for eager); `compile_s` the C++/Triton compilation."""
+
+    compile_id: str
+    function: str = ""
+    line: int | None = None
+    call: int | None = None
+    pass_: str = "forward"
+    dynamo_s: float = 0.0
+    aot_s: float = 0.0
+    inductor_s: float = 0.0
+    codegen_s: float = 0.0
+    compile_s: float = 0.0
+    other_s: float = 0.0
+    total_s: float = 0.0
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CompilePhase:
+        return cls(
+            compile_id=str(d.get("compile_id", "")),
+            function=d.get("function", "") or "",
+            line=d.get("line"),
+            call=d.get("call"),
+            pass_=d.get("pass", "forward") or "forward",
+            **{k: _seconds(d.get(k)) for k in PHASE_KEYS + ("total_s",)},
+        )
+
+
+#: The phases in the order a compile runs them, with the words the views use.
+PHASE_KEYS: tuple[str, ...] = ("dynamo_s", "aot_s", "inductor_s", "codegen_s", "compile_s", "other_s")
+PHASE_WORDS: dict[str, str] = {
+    "dynamo_s": "Dynamo",
+    "aot_s": "AOT/backend",
+    "inductor_s": "Inductor",
+    "codegen_s": "codegen",
+    "compile_s": "C++/Triton",
+    "other_s": "other",
+}
+
+
+@dataclass(frozen=True)
+class PhaseTotals:
+    """The phases summed over the run; `first_call_s` sums the compiles of call 1 (what the
+    cold compile time holds besides running the code)."""
+
+    dynamo_s: float = 0.0
+    aot_s: float = 0.0
+    inductor_s: float = 0.0
+    codegen_s: float = 0.0
+    compile_s: float = 0.0
+    other_s: float = 0.0
+    total_s: float = 0.0
+    first_call_s: float = 0.0
+    frames: int = 0
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> PhaseTotals | None:
+        if not d:
+            return None
+        return cls(
+            **{k: _seconds(d.get(k)) for k in PHASE_KEYS + ("total_s", "first_call_s")},
+            frames=int(d.get("frames", 0) or 0),
+        )
+
+
+@dataclass(frozen=True)
+class DynamoCode:
+    """One piece of code Dynamo wrote, decompiled by depyf: `kind` "transformed" (the frame's
+    new bytecode), "resume" (the function that continues after a graph break; torch names it
+    after the break's line, `resumes_at_line`) or "guard" (the check before a cache entry runs)."""
+
+    name: str
+    kind: str
+    source: str
+    function: str = ""
+    resumes_at_line: int | None = None
+    entry: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DynamoCode:
+        return cls(
+            name=d.get("name", "") or "",
+            kind=d.get("kind", "") or "",
+            source=d.get("source", "") or "",
+            function=d.get("function", "") or "",
+            resumes_at_line=d.get("resumes_at_line"),
+            entry=d.get("entry"),
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from playground import compat, equivalence, timing
+from playground import compat, equivalence, switches, timing
 from playground.capture import Capturer, RunCapture, snippet_line_in_text
 from playground.report import blank_report
 
@@ -205,6 +205,10 @@ class Experiment:
             "mode": s.get("mode"),
             "device": s.get("device") or "cpu",
             "cold": bool(s.get("cold", False)),
+            # Torch's own switches (issue 12): applied around the run by playground.switches.
+            "config": dict(s.get("config") or {}),
+            "stance": s.get("stance") or "default",
+            "error_on_graph_break": bool(s.get("error_on_graph_break", False)),
         }
 
     # --- the run ----------------------------------------------------------------------------
@@ -227,6 +231,11 @@ class Experiment:
                 "detail": "",
             }
             return self._finish(report, started)
+        switch_problem = switches.problem(settings)
+        if switch_problem is not None:  # a config key this torch lacks, or a value of the wrong type
+            report["error"] = {"kind": "settings", "type": "BadConfig", "message": switch_problem, "line": None}
+            report["error"]["detail"] = ""
+            return self._finish(report, started)
         if settings["backend"] == "inductor":
             self.notes.append(
                 "Inductor runs with fallback_random=True so that dropout draws the same numbers as eager; "
@@ -237,7 +246,11 @@ class Experiment:
         compat.clear_run_state()
         self.capture = self.capturer.begin(self.path, keep_trace_lines=bool(self.request.get("trace")))
         try:
-            with compat.compile_caches_disabled(settings["cold"]), compat.deterministic_inductor_rng():
+            with (
+                compat.compile_caches_disabled(settings["cold"]),
+                compat.deterministic_inductor_rng(),
+                switches.applied(settings),
+            ):
                 self._run_phases(report)
         except RunFailure as failure_:
             report["error"] = failure_.error
@@ -323,6 +336,7 @@ class Experiment:
             graphs=graphs,
         )
         report.update(cap.explained())  # issue 11: why it recompiled (extension fields, explain.py)
+        report.update(cap.compile_phases(), **cap.code_fields())  # issue 12: phases, Dynamo's code
         if self.request.get("trace"):
             report["trace_lines"] = cap.trace_lines
             report["trace_strings"] = compat.trace_string_table()
@@ -463,15 +477,20 @@ class Experiment:
         )
         records = []
         index = 0
-        while True:
-            try:
-                raw = next(calls)
-            except StopIteration:
-                break
-            except BaseException as exc:  # noqa: BLE001 - a generator raising mid-way
-                raise failure("snippet", exc, self.path, f"inputs() raised while producing call {index + 1}") from None
-            index += 1
-            records.append(self._one_call(index, raw, target, compiled, device, module, params_owner))
+        assert self.capture is not None
+        # issue 12: depyf decompiles what Dynamo writes during these calls, when asked for.
+        with self.capture.dumping_dynamo_code(bool(self.request.get("dynamo_code"))):
+            while True:
+                try:
+                    raw = next(calls)
+                except StopIteration:
+                    break
+                except BaseException as exc:  # noqa: BLE001 - a generator raising mid-way
+                    raise failure(
+                        "snippet", exc, self.path, f"inputs() raised while producing call {index + 1}"
+                    ) from None
+                index += 1
+                records.append(self._one_call(index, raw, target, compiled, device, module, params_owner))
         report["calls"] = index
         if index == 0:
             raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -37,6 +38,44 @@ DEVICES: tuple[str, ...] = ("cpu", "cuda")
 MAX_TIMEOUT_S, MAX_MIN_RUN_TIME_S = 86_400.0, 3_600.0
 #: A backend or mode name as torch spells them: no spaces, quotes or control characters.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
+#: torch.compiler.set_stance's stances on torch 2.13 (tests/engine/test_config_settings.py
+#: checks them against torch's own list); "default" is plain compilation.
+STANCES: tuple[str, ...] = (
+    "default",
+    "force_eager",
+    "eager_on_recompile",
+    "fail_on_recompile",
+    "eager_then_compile",
+    "aot_eager_then_compile",
+)
+#: A config key as the settings spell it: "dynamo.<key>" for torch._dynamo.config and
+#: "inductor.<key>" for torch._inductor.config (nested: "inductor.cpp.simdlen"). Only the shape
+#: is checked here, torch-free; the worker checks the key and the type against torch's modules.
+CONFIG_KEY = re.compile(r"(dynamo|inductor)(\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}")
+#: The long spellings a user may paste, folded to the short ones.
+_CONFIG_PREFIXES = {"torch._dynamo.config.": "dynamo.", "torch._inductor.config.": "inductor."}
+#: Config keys the command palette offers before the worker says which exist (the test checks
+#: each against torch): the switches the docs and the troubleshooting guide point people to.
+COMMON_CONFIG: tuple[str, ...] = (
+    "dynamo.capture_scalar_outputs",
+    "dynamo.capture_dynamic_output_shape_ops",
+    "dynamo.recompile_limit",
+    "dynamo.automatic_dynamic_shapes",
+    "dynamo.assume_static_by_default",
+    "dynamo.specialize_int",
+    "dynamo.specialize_float",
+    "dynamo.inline_inbuilt_nn_modules",
+    "dynamo.optimize_ddp",
+    "inductor.max_autotune",
+    "inductor.freezing",
+    "inductor.fallback_random",
+    "inductor.emulate_precision_casts",
+    "inductor.cpp_wrapper",
+)
+#: A config value: a JSON literal. Lists are held as tuples so that Settings stays hashable.
+ConfigValue = bool | int | float | str | None | tuple
+Config = tuple[tuple[str, Any], ...]
 
 
 def dynamic_name(value: bool | None) -> str:
@@ -70,9 +109,18 @@ class Settings:
     #: Disable Inductor's FX-graph and AOT-autograd caches, which survive dynamo.reset(),
     #: so that compile_s is a true cold compile.
     cold: bool = False
+    #: torch._dynamo.config / torch._inductor.config keys set for the run, as sorted
+    #: ("dynamo.capture_scalar_outputs", True) pairs: a tuple, so that Settings stays hashable.
+    config: Config = ()
+    #: torch.compiler.set_stance for the run's compiled calls.
+    stance: str = "default"
+    #: torch._dynamo.error_on_graph_break(True): a break raises, without fullgraph's one graph.
+    error_on_graph_break: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["config"] = {key: _jsonable(value) for key, value in self.config}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Settings:
@@ -88,6 +136,9 @@ class Settings:
             mode=None if mode in (None, "default", "") else str(mode),
             device=str(data.get("device", base.device) or base.device),
             cold=bool(data.get("cold", base.cold)),
+            config=_lenient_config(data.get("config")),
+            stance=str(data.get("stance") or base.stance),
+            error_on_graph_break=bool(data.get("error_on_graph_break", base.error_on_graph_break)),
         )
 
     def merged(self, overrides: dict[str, Any]) -> Settings:
@@ -105,7 +156,54 @@ class Settings:
         ]
         if self.cold:
             parts.append("cold")
-        return "  ".join(parts)
+        return "  ".join(parts + self.switch_words())
+
+    def switch_words(self) -> list[str]:
+        """Torch's own switches that are not at their defaults, one word each: the config keys
+        ("dynamo.capture_scalar_outputs=True"), the stance and error_on_graph_break."""
+        words = [config_word(key, value) for key, value in self.config]
+        if self.stance != "default":
+            words.append(f"stance={self.stance}")
+        if self.error_on_graph_break:
+            words.append("error_on_graph_break")
+        return words
+
+    def config_value(self, key: str) -> Any:
+        """The value this run sets for config `key`, or KeyError when it leaves torch's."""
+        for name, value in self.config:
+            if name == key:
+                return value
+        raise KeyError(key)
+
+    def with_config(self, key: str, value: Any, *, unset: bool = False) -> Settings:
+        """These settings with config `key` set to `value` (or removed, with `unset`)."""
+        pairs = dict(self.config)
+        if unset:
+            pairs.pop(key, None)
+        else:
+            pairs[key] = _frozen(value)
+        return replace(self, config=tuple(sorted(pairs.items())))
+
+
+def config_word(key: str, value: Any) -> str:
+    """ "dynamo.recompile_limit=4": a config pair as labels, history and exports show it."""
+    return f"{key}={_shown(_jsonable(value))}"
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _jsonable(value: Any) -> Any:
+    return [_jsonable(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _lenient_config(data: Any) -> Config:
+    """Our own wire format's config (a dict, or pairs), keeping what has a config key's shape."""
+    try:
+        return _config_pairs(data, None, "")
+    except SettingsError:
+        return ()
 
 
 #: Every key a SETTINGS dict or an override may name.
@@ -196,7 +294,62 @@ def check_value(key: str, value: Any, line: int | None = None, where: str = "") 
         if not isinstance(value, str) or value not in DEVICES:
             raise _bad(key, value, " or ".join(repr(d) for d in DEVICES), line, where)
         return value
+    if key == "error_on_graph_break":
+        if not isinstance(value, bool):
+            raise _bad(key, value, "True or False", line, where)
+        return value
+    if key == "stance":
+        if not isinstance(value, str) or value not in STANCES:
+            raise _bad(key, value, ", ".join(repr(s) for s in STANCES), line, where)
+        return value
+    if key == "config":
+        return _config_pairs(value, line, where)
     raise SettingsError(_unknown_key(key, line, where))
+
+
+def config_key(text: Any) -> str | None:
+    """`text` as a config key ("dynamo.capture_scalar_outputs"), the long spelling
+    ("torch._dynamo.config.capture_scalar_outputs") folded in; None when it has not that shape."""
+    if not isinstance(text, str):
+        return None
+    for long, short in _CONFIG_PREFIXES.items():
+        if text.startswith(long):
+            text = short + text[len(long) :]
+    return text if CONFIG_KEY.fullmatch(text) else None
+
+
+def _config_value(value: Any, depth: int = 0) -> bool:
+    """Whether `value` is a JSON literal a config key can take (nested lists of scalars)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return not isinstance(value, int) or isinstance(value, bool) or abs(value) < 2**63
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)) and depth < 2 and len(value) <= 64:
+        return all(_config_value(v, depth + 1) for v in value)
+    return False
+
+
+def _config_pairs(value: Any, line: int | None, where: str) -> Config:
+    """A config mapping (SETTINGS' dict, or the flags' (key, value) pairs) as sorted pairs;
+    SettingsError naming the first key of the wrong shape or value that is not a literal."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        items = [tuple(p) for p in value]
+    else:
+        allowed = "a dict such as {'dynamo.capture_scalar_outputs': True}"
+        raise _bad("config", value, allowed, line, where)
+    pairs: dict[str, Any] = {}
+    for raw, item in items:
+        key = config_key(raw)
+        if key is None:
+            allowed = "keys 'dynamo.<name>' (torch._dynamo.config) or 'inductor.<name>' (torch._inductor.config)"
+            raise _bad("config", raw, allowed, line, where)
+        if not _config_value(item):
+            allowed = f"a literal for {key}: True/False, a number, a string, None or a list of them"
+            raise _bad("config", item, allowed, line, where)
+        pairs[key] = _frozen(item)
+    return tuple(sorted(pairs.items()))
 
 
 def _unknown_key(key: Any, line: int | None, where: str = "") -> SettingsProblem:
@@ -442,6 +595,13 @@ def resolve_settings(
     from_file = settings_from_mapping(snippet.given, base, snippet.lines, "SETTINGS")
     problems = [*snippet.problems, *from_file.problems]
     given = dict(overrides or {})
+    if "config" in given and from_file.settings.config:
+        # --config adds to the snippet's config keys (or sets one anew); it does not drop the rest.
+        try:
+            flags = check_value("config", given["config"])
+            given["config"] = dict(from_file.settings.config) | dict(flags)
+        except SettingsError:
+            pass  # reported below, with the flags' other problems
     from_flags = settings_from_mapping(given, from_file.settings)
     problems.extend(from_flags.problems)
     return ResolvedSettings(from_flags.settings, tuple(problems))
@@ -484,6 +644,37 @@ def mode_arg(text: str) -> str | None:
     except SettingsError:
         allowed = ", ".join(["default"] + [m for m in MODES if m])
         raise _arg_error(f"{_shown(text)} is not a mode; allowed: {allowed}") from None
+
+
+def config_arg(text: str) -> tuple[str, Any]:
+    """--config KEY=VALUE: a config key and a JSON literal (true, 4, "name", null, [1, 2]);
+    Python's True/False/None are read too, and anything else is the string as typed."""
+    key, sep, raw = text.partition("=")
+    name = config_key(key.strip())
+    if not sep or name is None:
+        raise _arg_error(
+            f"{_shown(text)} is not KEY=VALUE with KEY dynamo.<name> or inductor.<name> "
+            "(e.g. dynamo.capture_scalar_outputs=true)"
+        )
+    raw = raw.strip()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            value = raw
+    if not _config_value(value):
+        raise _arg_error(f"{_shown(raw)} is not a value for {name}: give true/false, a number, a string or null")
+    return name, _frozen(value)
+
+
+def stance_arg(text: str) -> str:
+    """--stance NAME: one of torch.compiler.set_stance's stances."""
+    try:
+        return check_value("stance", text)
+    except SettingsError:
+        raise _arg_error(f"{_shown(text)} is not a stance; allowed: {', '.join(STANCES)}") from None
 
 
 def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from playground import phases
 from playground.report import Report
 from playground.speedup import speedup_reasons
 from playground.textsafe import visible
@@ -85,6 +86,7 @@ def render(report: Report) -> str:
         lines.append(f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}")
         if t.note:
             lines.append(f"  ({t.note})")
+        lines += _phase_lines(report)  # issue 12: compile time per phase
         spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
         spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
         speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
@@ -106,3 +108,18 @@ def render(report: Report) -> str:
             lines.append(f"  | … {len(out) - len(shown)} more lines")
     # One escape for the whole report: every line may quote the snippet (output, errors, reasons).
     return visible("\n".join(lines))
+
+
+def _phase_lines(report: Report) -> list[str]:
+    """Compile time per phase (seconds), one line per frame compile, then the coverage."""
+    header, rows = phases.phase_table(report)
+    if not rows:
+        return []
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = ["compile time by phase (s):"]
+    for row in [header, *rows]:
+        lines.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+    coverage = phases.coverage_words(report)
+    if coverage:
+        lines.append(f"  {coverage}")
+    return lines

@@ -251,7 +251,7 @@ class Template:
         started = time.perf_counter()
         import torch
 
-        from playground import compat
+        from playground import compat, switches
         from playground.capture import Capturer
 
         self.capturer = Capturer()
@@ -272,6 +272,7 @@ class Template:
                 "torch_version": torch.__version__,
                 "cuda_available": bool(torch.cuda.is_available()),
                 "backends": compat.list_backends(),
+                "config_keys": switches.catalog(),
                 "pid": os.getpid(),
                 "python": sys.version.split()[0],
                 "import_s": round(time.perf_counter() - started - warm_s, 3),

@@ -22,7 +22,7 @@ from playground.matrix import combinations
 from playground.report import Report
 from playground.settings import DYNAMICS, MODES, Settings, cycle
 from playground.textsafe import visible
-from tui.commands import BackendCommands, KeyCommands, cycle_backends
+from tui.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
 from tui.engine import Engine
 from tui.exporting import shown, write_markdown
 from tui.files import GalleryEntry, bundled_snippets_dir, list_gallery, open_copy
@@ -45,7 +45,7 @@ class PlaygroundApp(RunPipeline, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "compile-playground"
     BINDINGS = BINDINGS
-    COMMANDS = App.COMMANDS | {KeyCommands, BackendCommands}
+    COMMANDS = App.COMMANDS | {KeyCommands, BackendCommands, SwitchCommands}
 
     def __init__(
         self,
@@ -140,6 +140,10 @@ class PlaygroundApp(RunPipeline, App[None]):
 
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
+        if pane == "dynamo_code" and not self.want_dynamo_code:
+            # issue 12: the worker decompiles Dynamo's code only when asked (it costs time).
+            self.want_dynamo_code = True
+            self.request_run("dynamo code")
 
     def action_step_graph(self, step: int) -> None:
         self.main.step_graph(step)

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from playground.settings import CORE_BACKENDS
+from playground.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, config_arg
 from tui.keys import KEYS, Key
 
 
@@ -89,6 +89,122 @@ class BackendCommands(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        for title, help_text, run in self._choices():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), run, help=help_text)
+
+
+def config_catalog(hello: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The config keys the palette offers: the worker's list when its hello carries one
+    (`config_keys`: name, type, default), else the well-known ones of COMMON_CONFIG."""
+    given = (hello or {}).get("config_keys")
+    if isinstance(given, list) and given:
+        return [k for k in given if isinstance(k, dict) and isinstance(k.get("name"), str)]
+    # recompile_limit is the one int among them (tests/tui/test_tui_config.py checks with torch).
+    return [{"name": n, "type": "int" if n.endswith("_limit") else "bool", "default": None} for n in COMMON_CONFIG]
+
+
+class SwitchCommands(Provider):
+    """Torch's own switches from the palette: `Config: KEY = True`, `Config: unset KEY`,
+    `Stance: NAME`, `error_on_graph_break: on`. A key of another type is typed into the
+    palette as KEY=VALUE (e.g. `dynamo.recompile_limit=4`). Each choice reruns at once; the
+    worker checks the key and type against its torch and says so if they are wrong."""
+
+    def _enabled(self) -> bool:
+        return self.app.check_action("cycle_backend", ()) is True
+
+    def _choices(self) -> list[tuple[str, str, Any]]:
+        app: Any = self.app
+        if not self._enabled():
+            return []
+        s: Settings = app.settings
+        set_keys = dict(s.config)
+        out = []
+        for key, value in s.config:
+            out.append(
+                (f"Config: unset {key}", f"back to torch's default (now {value!r})", partial(self._use, key, None))
+            )
+        for entry in config_catalog(getattr(app, "hello", None)):
+            name, kind = entry["name"], entry.get("type")
+            if kind != "bool":
+                continue
+            for value in (True, False):
+                if set_keys.get(name, object()) is not value:
+                    help_text = (
+                        f"torch.{'_dynamo' if name.startswith('dynamo.') else '_inductor'}.config: {name} = {value}"
+                    )
+                    out.append((f"Config: {name} = {value}", help_text, partial(self._use, name, value)))
+        for stance in STANCES:
+            if stance != s.stance:
+                out.append(
+                    (
+                        f"Stance: {stance}",
+                        f"torch.compiler.set_stance({stance!r}) for the run",
+                        partial(self._stance, stance),
+                    )
+                )
+        flip = not s.error_on_graph_break
+        out.append(
+            (
+                f"error_on_graph_break: {'on' if flip else 'off'}",
+                "a graph break raises (without fullgraph's one-graph promise)"
+                if flip
+                else "breaks split the graph again",
+                partial(self._error_on_break, flip),
+            )
+        )
+        if s.switch_words():
+            out.append(
+                ("Config: clear torch's switches", "every config key, the stance and error_on_graph_break", self._clear)
+            )
+        return out
+
+    def _typed(self, query: str) -> tuple[str, str, Any] | None:
+        """`KEY=VALUE` typed into the palette, as a command."""
+        if "=" not in query:
+            return None
+        try:
+            key, value = config_arg(query.strip())
+        except Exception:  # noqa: BLE001 - argparse's error: not a KEY=VALUE, offer nothing
+            return None
+        return (
+            f"Config: set {key} = {value!r}",
+            "the worker checks the key and its type",
+            partial(self._use, key, value),
+        )
+
+    def _apply(self, settings: Settings, what: str) -> None:
+        app: Any = self.app
+        if settings != app.settings:
+            app.settings = settings
+            app.request_run(what)
+
+    def _use(self, key: str, value: Any) -> None:
+        app: Any = self.app
+        self._apply(app.settings.with_config(key, value, unset=value is None), f"config {key}")
+
+    def _stance(self, stance: str) -> None:
+        app: Any = self.app
+        self._apply(replace(app.settings, stance=stance), "stance")
+
+    def _error_on_break(self, on: bool) -> None:
+        app: Any = self.app
+        self._apply(replace(app.settings, error_on_graph_break=on), "error_on_graph_break")
+
+    def _clear(self) -> None:
+        app: Any = self.app
+        self._apply(replace(app.settings, config=(), stance="default", error_on_graph_break=False), "switches cleared")
+
+    async def discover(self) -> Hits:
+        for title, help_text, run in self._choices():
+            yield DiscoveryHit(title, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        typed = self._typed(query) if self._enabled() else None
+        if typed is not None:
+            yield Hit(1.0, typed[0], typed[2], help=typed[1])
         for title, help_text, run in self._choices():
             score = matcher.match(title)
             if score > 0:

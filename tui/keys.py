@@ -18,6 +18,7 @@ PANES: tuple[tuple[str, str], ...] = (
     ("timings", "Timing"),
     ("logs", "Logs"),
     ("output", "Output"),
+    ("dynamo_code", "Code"),
 )
 
 #: What each pane means, for the help screen.
@@ -35,6 +36,9 @@ PANE_HELP: dict[str, str] = {
     "speedup beside graph and break counts",
     "logs": "the raw graph_breaks, recompiles and guards text, as TORCH_LOGS prints it",
     "output": "what the snippet printed, and the full error when a run failed",
+    "dynamo_code": "the code Dynamo wrote, decompiled by depyf: each frame's transformed code, the "
+    "resume function after each graph break (with its line) and the guard functions; opening it "
+    "asks the runs for it",
 }
 
 
@@ -189,14 +193,14 @@ KEYS: tuple[Key, ...] = (
     ),
 ) + tuple(
     Key(
-        str(number),
+        str(number % 10),  # the tenth pane is on key 0
         f"show_pane('{pane}')",
         "panes" if number == 1 else title,
         f"Show {title}",
         f"show the {title} pane: {PANE_HELP[pane]}",
         f"pane-{pane}",
         # One footer entry (pane-source) stands for all of them; the help screen lists each.
-        display=f"1-{len(PANES)}" if number == 1 else None,
+        display=(f"1-{len(PANES)}" if len(PANES) < 10 else "0-9") if number == 1 else None,
     )
     for number, (pane, title) in enumerate(PANES, start=1)
 )

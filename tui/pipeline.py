@@ -181,6 +181,9 @@ class RunPipeline(_Base):
         self.history = History()
         self._since: Comparison | None = None
         self._trace_generation: int | None = None
+        #: Set when the user first opens the Code pane: from then on every run asks the worker
+        #: for Dynamo's code (depyf costs time, so runs do not before).
+        self.want_dynamo_code = False
 
     # The view.
     def publish(self) -> None:
@@ -343,6 +346,8 @@ class RunPipeline(_Base):
 
             # Only a trace run passes an option, so engines without options still run the rest.
             options = {"trace": True} if request.trace else {}
+            if self.want_dynamo_code:
+                options["dynamo_code"] = True  # issue 12
             task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
             # A superseded run may be cancelled twice over and never awaited to the end; its
             # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

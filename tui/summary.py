@@ -60,11 +60,16 @@ def settings_text(settings: Settings, used: Settings | None = None) -> Text:
         text.append(f"{key}", style="bold reverse")
         text.append(f" {name} ")
         text.append(value, style="bold")
+    # Torch's own switches only when set: the bar teaches the keys, these come from SETTINGS,
+    # --config or the palette (ctrl+p "config", "stance").
+    for word in settings.switch_words():
+        text.append("  ")
+        text.append(word, style=f"bold {WARN}")
     if used is not None and _differs(settings, used):
         text.append(f"  (worker used: {used.label()})", style=WARN)
     return text
 
 
 def _differs(a: Settings, b: Settings) -> bool:
-    fields = ("fullgraph", "dynamic", "backend", "mode", "device")
+    fields = ("fullgraph", "dynamic", "backend", "mode", "device", "config", "stance", "error_on_graph_break")
     return any(getattr(a, f) != getattr(b, f) for f in fields)

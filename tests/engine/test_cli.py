@@ -69,6 +69,10 @@ def test_check_json_follows_the_contract(snippet):
         "mode": None,
         "device": "cpu",
         "cold": False,
+        # Torch's own switches (issue 12), at their defaults.
+        "config": {},
+        "stance": "default",
+        "error_on_graph_break": False,
     }
     assert report["graph_break_count"] == 1
     assert set(report["graph_breaks"][0]) >= {"reason", "hint", "file", "line", "count"}

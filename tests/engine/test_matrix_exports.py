@@ -83,6 +83,6 @@ def test_markdown_report(snippet):
     assert md.startswith("# torch.compile report: `snip.py`")
     assert "graphs " in md and "breaks 2" in md
     assert "| 7 | `if y.sum() > 0:` | Data-dependent branching | GB0170 |" in md
-    assert "## Recompiles" in md and "size mismatch" in md
+    assert "## Recompiles" in md and "| `size of x dim 0` | `3` -> `5` |" in md
     assert "| value | 1 | `out` |" in md
     assert "speedup" in md and "torch 2." in md

@@ -4,6 +4,7 @@ renderables, so it is tested without an app and reused by the screenshot script.
 from __future__ import annotations
 
 from tui.panes.breaks import render_breaks
+from tui.panes.dynamo_code import render_dynamo_code
 from tui.panes.equivalence import render_equivalence
 from tui.panes.graphs import render_graphs
 from tui.panes.guards import render_guards
@@ -15,6 +16,7 @@ from tui.panes.timings import render_timings
 
 __all__ = [
     "render_breaks",
+    "render_dynamo_code",
     "render_equivalence",
     "render_graphs",
     "render_guards",

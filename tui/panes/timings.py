@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from playground import phases
 from playground.report import Report, Timings
 from playground.speedup import speedup_reasons
 from tui.panes.common import BAD, DIM, HEADING, WARN, number
@@ -34,6 +35,7 @@ def render_timings(report: Report) -> RenderableType:
     cache = _CACHE_WORDS.get(timings.compile_cache, f"compile cache: {timings.compile_cache}")
     compile_line.append(f"  ({cache})", style=DIM)
     parts.append(compile_line)
+    parts += _phases(report)  # issue 12: compile time per phase
     table = Table(show_edge=False, expand=False)
     table.add_column("steady state")
     table.add_column("median", justify="right")
@@ -77,3 +79,17 @@ def timed_words(report: Report, timings: Timings) -> str:
     # The worker times `fn(*args)` alone (playground/timing.py): the gradient check's backward
     # pass is not in these figures.
     return f"timed: {call}, forward only (no backward)"
+
+
+def _phases(report: Report) -> list[RenderableType]:
+    """Compile time per phase, one row per frame compile, from torch's own metrics."""
+    header, rows = phases.phase_table(report)
+    if not rows:
+        return []
+    table = Table(show_edge=False, expand=False, title="compile time by phase (s)", title_justify="left")
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i == 0 else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*row, style=HEADING if row[0] == "all" else "")
+    coverage = phases.coverage_words(report)
+    return [table, Text(coverage, style=DIM)] if coverage else [table]

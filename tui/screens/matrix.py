@@ -4,6 +4,9 @@ allow the failure I am looking at" is answered at a glance.
 
 The app lends the engine (and the lock normal runs wait on) for as long as this screen runs;
 escape cancels through the engine and keeps the finished rows; closing reruns the normal view.
+
+`l` runs the ablation ladder instead (eager -> aot_eager -> aot_eager_decomp_partition ->
+inductor, under the app's settings) and names the first stage that stops agreeing with eager.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from playground.matrix import Cell, run_matrix
+from playground.matrix import Cell, ladder_stages, ladder_summary, run_matrix
 from playground.settings import Settings, dynamic_name
 from playground.textsafe import visible
 from tui.engine import Engine, is_run_cancelled
@@ -48,6 +51,13 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
 #: The raised column shows the exception's first words (its type, when the whole does not
 #: fit); the line under the table has it all. 11: the eleven columns then fill 80 exactly.
 RAISED_WIDTH = 11
+
+
+def stage_name(settings: Settings) -> str:
+    """The backend, with the inductor mode when one is set: a ladder stage's name."""
+    return (
+        f"{settings.backend} {settings.mode}" if settings.mode and settings.backend == "inductor" else settings.backend
+    )
 
 
 def cell_label(settings: Settings) -> str:
@@ -79,7 +89,7 @@ def row_cells(settings: Settings, cell: Cell | None, state: str) -> dict[str, Te
     """One table row. Unfinished rows carry their state (waiting, running…, not run) in words
     in the raised column: the other result columns stay blank until there is a result."""
     values = {
-        "backend": _padded(settings.backend, False),
+        "backend": _padded(stage_name(settings), False),
         "fg": _padded("on" if settings.fullgraph else "off", False),
         "dyn": _padded(dynamic_name(settings.dynamic), False),
     }
@@ -109,6 +119,9 @@ def detail_text(settings: Settings, cell: Cell | None, state: str) -> Text:
         kind = f" ({cell.error_kind} error)" if cell.error_kind else ""
         text.append(f"raised{kind} {cell.raised}", style=BAD)
         return text
+    if cell.diverged:
+        size = "" if cell.max_abs is None else f" (max abs {cell.max_abs:.3g}, rel {cell.max_rel or 0:.3g})"
+        text.append(f"{cell.diverged} differ from eager{size}  ", style=BAD)
     text.append(
         f"graphs {cell.graphs}  breaks {cell.breaks}  recompiles {cell.recompiles}  "
         f"recompile limit {'HIT' if cell.limit_hit else 'not hit'}  equiv {cell.equivalence}  "
@@ -123,6 +136,13 @@ class MatrixScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "stop", "cancel", tooltip="Cancel the matrix; finished rows stay", id="matrix-cancel"),
         Binding("escape,q", "close", "close", tooltip="Close and rerun the current settings", id="matrix-close"),
+        Binding(
+            "l",
+            "ladder",
+            "ladder",
+            tooltip="Ablation ladder: eager, aot_eager, aot_eager_decomp_partition, inductor; the first that diverges",
+            id="matrix-ladder",
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -130,6 +150,7 @@ class MatrixScreen(Screen[None]):
     MatrixScreen #matrix-state { background: $boost; text-style: bold; }
     MatrixScreen DataTable { height: auto; max-height: 1fr; }
     MatrixScreen #matrix-detail { height: auto; padding: 0 1; }
+    MatrixScreen #matrix-verdict { height: auto; padding: 0 1; text-style: bold; }
     MatrixScreen #matrix-hint { height: auto; padding: 0 1; color: $text-muted; }
     """
 
@@ -159,8 +180,11 @@ class MatrixScreen(Screen[None]):
         cells: list[Settings],
         *,
         clock: Callable[[], float] = time.monotonic,
+        ladder: bool = False,
     ) -> None:
         super().__init__()
+        #: Whether the rows are the ablation ladder's stages rather than the matrix's cells.
+        self.ladder = ladder
         self.engine = engine
         self.lock = lock
         self.path = path
@@ -171,15 +195,24 @@ class MatrixScreen(Screen[None]):
         self.running = True
         self._stopping = False
 
-    def compose(self) -> ComposeResult:
+    def _title(self) -> str:
         base = self.cells[0] if self.cells else Settings()
-        title = f"settings matrix: {self.path.name}  {len(self.cells)} runs on {base.device}"
-        if any(s.backend == "inductor" for s in self.cells):
-            title += f", inductor mode {base.mode or 'default'}"
-        yield Bar(title, id="matrix-title")
+        if self.ladder:
+            title = f"ablation ladder: {self.path.name}  {len(self.cells)} stages on {base.device}"
+            title += f", fullgraph={'on' if base.fullgraph else 'off'} dynamic={dynamic_name(base.dynamic)}"
+        else:
+            title = f"settings matrix: {self.path.name}  {len(self.cells)} runs on {base.device}"
+            if any(s.backend == "inductor" for s in self.cells):
+                title += f", inductor mode {base.mode or 'default'}"
+        switches = base.switch_words()
+        return title + (f"  {' '.join(switches)}" if switches else "")
+
+    def compose(self) -> ComposeResult:
+        yield Bar(self._title(), id="matrix-title")
         yield Bar("waiting for the engine…", id="matrix-state")
         yield DataTable(cursor_type="row", cell_padding=0, zebra_stripes=False)
         yield Static(id="matrix-detail")
+        yield Static(id="matrix-verdict")
         yield Static(
             "fg fullgraph, dyn dynamic, recomp recompiles, limit recompile limit hit, equiv eager "
             "vs compiled; the highlighted row is spelled out above",
@@ -190,10 +223,40 @@ class MatrixScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         for key, header, right in COLUMNS:
-            table.add_column(_padded(header, right, "bold"), key=key)
+            table.add_column(_padded("stage" if key == "backend" and self.ladder else header, right, "bold"), key=key)
+        self._fill_rows()
+        table.focus()
+        self.run_cells()
+
+    def _fill_rows(self) -> None:
+        table = self.query_one(DataTable)
         for index in range(len(self.cells)):
             table.add_row(*self._row(index).values(), key=str(index))
-        table.focus()
+
+    def _show_verdict(self) -> None:
+        if not self.ladder:
+            return
+        done = [self.results[i] for i in sorted(self.results)]
+        verdict = ladder_summary(done, len(self.cells))
+        style = BAD if verdict.startswith("first divergence") else GOOD if done else DIM
+        self.query_one("#matrix-verdict", Static).update(Text(verdict, style=style))
+
+    def action_ladder(self) -> None:
+        """Run the ladder under the matrix's base settings (its other switches kept)."""
+        base = self.cells[0] if self.cells else Settings()
+        self.ladder = True
+        self.cells = ladder_stages(base)
+        self.results = {}
+        self.states = ["waiting"] * len(self.cells)
+        self.running, self._stopping = True, False
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for key, header, right in COLUMNS:
+            table.add_column(_padded("stage" if key == "backend" else header, right, "bold"), key=key)
+        self._fill_rows()
+        self.query_one("#matrix-title", Bar).update(self._title())
+        self._show_verdict()
+        self.refresh_bindings()
         self.run_cells()
 
     def _row(self, index: int) -> dict[str, Text]:
@@ -257,6 +320,7 @@ class MatrixScreen(Screen[None]):
         self.results[message.index] = replace(cell, raised=visible(cell.raised)) if cell.raised else cell
         self.states[message.index] = "done"
         self._refresh_row(message.index)
+        self._show_verdict()
 
     def on_matrix_screen_ended(self, message: Ended) -> None:
         self.running = False
@@ -284,6 +348,9 @@ class MatrixScreen(Screen[None]):
             return self.running and not self._stopping
         if action == "close":
             return not self.running
+        if action == "ladder":
+            # Offered once the matrix is over; the ladder's own run cannot be restarted mid-way.
+            return not self.running and not self.ladder
         return True
 
     def action_stop(self) -> None:

@@ -1,0 +1,73 @@
+"""Issue 12: compile time per phase from torch's own compilation metrics, on real workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground.capture import PHASES
+from playground.report import Report
+from playground.settings import Settings
+from playground.textreport import render
+
+from .conftest import run
+
+NO_BREAK = """
+import torch
+
+def fn(x):
+    return torch.sin(x) * 2 + torch.cos(x)
+
+def inputs():
+    yield torch.randn(64, 64)
+"""
+
+BREAK = """
+import torch
+
+def fn(x):
+    y = torch.sin(x) * 2
+    print("mean", y.mean())
+    return torch.cos(y) + 1
+
+def inputs():
+    yield torch.randn(16, 16)
+"""
+
+
+def _check_sums(report: dict) -> None:
+    for row in report["compile_phases"]:
+        assert all(row[k] >= 0 for k in PHASES)
+        assert sum(row[k] for k in PHASES) == pytest.approx(row["total_s"], abs=1e-5)
+
+
+def test_eager_phases_cover_the_cold_compile(worker, snippet):
+    report = run(worker, snippet(NO_BREAK), Settings(backend="eager"), timing=True, min_run_time=0.01)
+    assert report["error"] is None
+    _check_sums(report)
+    (row,) = report["compile_phases"]
+    assert row["call"] == 1 and row["function"] == "fn" and row["line"] == 3
+    # eager has no Inductor: only Dynamo and the backend call take time
+    assert row["inductor_s"] == row["codegen_s"] == row["compile_s"] == 0
+    cold = report["timings"]["compile_s"]
+    first = report["compile_phase_totals"]["first_call_s"]
+    # Measured 2.13: 87-94%. What torch's metrics leave out of an eager compile is work done at
+    # the first run: the lazy GraphModule writes its Python code on its first call
+    # (use_lazy_graph_module), the guards run, the graph runs. On a 0.2 s compile that is 10-13%.
+    assert 0.75 * cold <= first <= cold
+    assert "compile time by phase (s):" in render(Report.from_dict(report))
+
+
+@pytest.mark.slow
+def test_inductor_phases_cover_the_cold_compile(worker, snippet):
+    settings = Settings(backend="inductor", cold=True)
+    report = run(worker, snippet(BREAK), settings, timing=True, min_run_time=0.01)
+    assert report["error"] is None
+    _check_sums(report)
+    rows = [r for r in report["compile_phases"] if r["call"] == 1]
+    assert [r["function"] for r in rows] == ["fn", "torch_dynamo_resume_in_fn_at_5"]
+    for row in rows:  # every phase of an Inductor compile is timed
+        assert row["dynamo_s"] > 0 and row["aot_s"] > 0 and row["inductor_s"] > 0 and row["compile_s"] > 0
+    cold = report["timings"]["compile_s"]
+    first = report["compile_phase_totals"]["first_call_s"]
+    # The rest of the first call is running it (the print between the two graphs, the graphs).
+    assert 0.9 * cold <= first <= cold

@@ -1,0 +1,95 @@
+"""The ablation ladder (issue 12): eager -> aot_eager -> aot_eager_decomp_partition -> inductor,
+and the first stage whose values or gradients stop agreeing with eager.
+
+On this torch (2.13, CPU) the decompositions really do change the arithmetic: log_softmax's
+backward differs from eager's kernel by ~2e-6 under aot_eager_decomp_partition while aot_eager
+is bitwise equal, so a snippet with TOLERANCE atol=rtol=0 diverges at exactly that stage.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from playground.matrix import LADDER_BACKENDS, Cell, first_divergence, ladder_stages, ladder_summary
+from playground.settings import Settings
+
+BASE = Settings(config=(("dynamo.capture_scalar_outputs", True),), fullgraph=True)
+
+
+def report(ok: bool = True, grads_ok: bool = True, max_abs: float = 0.0, error: dict | None = None) -> dict:
+    return {
+        "graph_count": 1,
+        "error": error,
+        "equivalence": None
+        if error
+        else {
+            "ok": ok and grads_ok,
+            "outputs": [{"max_abs": 0.0 if ok else max_abs, "max_rel": 0.0, "ok": ok}],
+            "grads": [{"name": "x", "max_abs": 0.0 if grads_ok else max_abs, "max_rel": 1e-6, "ok": grads_ok}],
+        },
+    }
+
+
+def test_stages_keep_the_base_settings_and_end_with_each_mode():
+    stages = ladder_stages(BASE, (None, "max-autotune", None))
+    assert [s.backend for s in stages] == [*LADDER_BACKENDS, "inductor"]
+    assert [s.mode for s in stages][-2:] == [None, "max-autotune"]
+    assert all(s.config == BASE.config and s.fullgraph for s in stages)
+
+
+def test_first_divergence_names_the_stage_what_and_size():
+    stages = ladder_stages(BASE, (None, "max-autotune"))
+    reports = [report(), report(), report(grads_ok=False, max_abs=2e-6), report(ok=False, max_abs=1e-5), report()]
+    cells = [Cell.from_report(s, r) for s, r in zip(stages, reports, strict=True)]
+    found = first_divergence(cells)
+    assert found is not None
+    assert (found.index, found.stage, found.what, found.max_abs) == (2, "aot_eager_decomp_partition", "gradients", 2e-6)
+    assert cells[3].diverged == "values" and cells[4].stage == "inductor max-autotune"
+    assert "agree before it: eager, aot_eager" in ladder_summary(cells)
+
+
+def test_a_compile_error_diverges_a_snippet_error_does_not():
+    stages = ladder_stages(Settings())
+    snippet_error = {"kind": "snippet", "type": "NameError", "message": "x"}
+    cells = [Cell.from_report(stages[0], report(error=snippet_error))]
+    cells.append(Cell.from_report(stages[1], report()))
+    cells.append(Cell.from_report(stages[2], report(error={"kind": "compile", "type": "E", "message": "boom"})))
+    found = first_divergence(cells)
+    assert found is not None and (found.stage, found.what) == ("aot_eager_decomp_partition", "raised")
+    assert first_divergence(cells[:2]) is None
+    assert "could not run: eager" in ladder_summary(cells[:2], 4)
+
+
+LOG_SOFTMAX = """
+import torch
+
+TOLERANCE = {"atol": 0.0, "rtol": 0.0}  # bitwise: the decompositions' rounding shows
+
+def fn(x):
+    return torch.nn.functional.log_softmax(x, -1)
+
+def inputs():
+    torch.manual_seed(0)
+    return [(torch.randn(8, 512, requires_grad=True),)]
+"""
+
+
+@pytest.mark.inductor
+def test_ladder_names_the_decomposition_stage_on_a_real_worker(tmp_path):
+    path = tmp_path / "ladder.py"
+    path.write_text(textwrap.dedent(LOG_SOFTMAX))
+    cmd = [sys.executable, "-m", "playground", "matrix", str(path), "--ladder", "--no-timing", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    assert data["ladder"]["stages"] == list(LADDER_BACKENDS)
+    found = data["ladder"]["first_divergence"]
+    assert found["stage"] == "aot_eager_decomp_partition" and found["what"] == "gradients", data["ladder"]
+    assert 0 < found["max_abs"] < 1e-4
+    eager, aot = data["cells"][:2]
+    assert eager["equivalence"] == aot["equivalence"] == "ok" and aot["max_abs"] == 0.0
