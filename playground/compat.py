@@ -411,3 +411,12 @@ def dynamo_code_dumped(directory: str) -> Iterator[None]:
         warnings.filterwarnings("ignore", message=".*does not have any compiled cache entries.*")
         with depyf.prepare_debug(directory):
             yield
+
+
+#: The config modules a run's settings may patch, by the prefix of a settings key.
+CONFIG_MODULES = {"dynamo": "torch._dynamo.config", "inductor": "torch._inductor.config"}
+
+
+def error_on_graph_break() -> Any:
+    """A context in which a graph break raises (torch._dynamo.error_on_graph_break, 2.8+)."""
+    return torch._dynamo.error_on_graph_break(True)

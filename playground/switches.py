@@ -17,8 +17,10 @@ from typing import Any
 
 import torch
 
-#: The config module behind each prefix of a settings key.
-_MODULES = {"dynamo": "torch._dynamo.config", "inductor": "torch._inductor.config"}
+from playground import compat
+
+#: The config module behind each prefix of a settings key (private names: compat.py).
+_MODULES = compat.CONFIG_MODULES
 
 
 class SwitchError(ValueError):
@@ -126,7 +128,7 @@ def applied(settings: dict[str, Any]) -> Iterator[None]:
         if stance != "default":
             stack.enter_context(torch.compiler.set_stance(stance))
         if settings.get("error_on_graph_break"):
-            stack.enter_context(torch._dynamo.error_on_graph_break(True))
+            stack.enter_context(compat.error_on_graph_break())
         yield
 
 

@@ -8,6 +8,8 @@ settings last ran, and the Breaks pane starts with that and the diff of the snip
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Callable
 
 from rich.console import Group, RenderableType
@@ -16,11 +18,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from playground.report import Report
 from tui import panes
-from tui.compare import changes_text, render_since
+from tui.compare import Comparison, changes_text, render_since
 from tui.findings import refused_break
 from tui.keys import PANES
 from tui.panes.common import DIM, WARN
@@ -28,7 +30,7 @@ from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
 from tui.state import View
 from tui.summary import settings_text, summary_text, title_text
-from tui.widgets import Bar, PaneView
+from tui.widgets import Bar, PaneView, SteadyFooter
 
 #: Columns from which the source gets its own column beside the tabs.
 WIDE = 120
@@ -41,6 +43,7 @@ _ANALYSIS: dict[str, Callable[[Report], RenderableType]] = {
     "recompiles": panes.render_recompiles,
     "equivalence": panes.render_equivalence,
     "timings": panes.render_timings,
+    "dynamo_code": panes.render_dynamo_code,  # issue 12
 }
 _ATTEMPT: dict[str, Callable[[Report], RenderableType]] = {
     "logs": panes.render_logs,
@@ -68,17 +71,26 @@ class MainScreen(Screen[None]):
                     yield PaneView(id=f"side-{pane}")
             with TabbedContent(id="tabs"):
                 for number, (pane, title) in enumerate(PANES, start=1):
-                    with TabPane(f"{number} {title}", id=f"tab-{pane}"):
+                    with TabPane(f"{number % 10} {title}", id=f"tab-{pane}"):
                         yield PaneView(id=f"pane-{pane}")
         yield Bar(id="changes")
         yield Bar(id="summary")
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     _ready = False
 
     def on_mount(self) -> None:
         # Screens are not "mounted" like widgets; this flag says the panes exist.
         self._ready = True
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            # No animations unless asked for: a tab switch slid its underline over 0.3 s, about
+            # twenty full repaints that took the CPU from the next keypress (and crossed SSH).
+            self.app.animation_level = "none"
+        if not self.app.is_headless:
+            # What was loaded to get here (Textual, Rich, Pygments, the CSS) lives as long as
+            # the app: out of the garbage collector's full passes, which otherwise walked it
+            # all every few keypresses (130 ms each here) for nothing to free.
+            self.call_after_refresh(gc.freeze)
         self._apply_width(self.size.width)
         self.watch_view(self.view)
 
@@ -159,8 +171,10 @@ class MainScreen(Screen[None]):
 
     def _show_graphs(self, view: View) -> None:
         self.graph = clamp_graph(view.report, self.graph)
-        render = lambda report: panes.render_graphs(report, selected=self.graph)  # noqa: E731
-        self.query_one("#pane-graphs", PaneView).show(_framed(view, view.report, render))
+        selected = self.graph
+        render = lambda report: panes.render_graphs(report, selected=selected)  # noqa: E731
+        key = ("graphs", selected, *_frame_key(view, view.report))
+        self.query_one("#pane-graphs", PaneView).show_for(key, lambda: _framed(view, view.report, render))
 
     def watch_view(self, view: View) -> None:
         if not self._ready:
@@ -177,24 +191,57 @@ class MainScreen(Screen[None]):
             changes.set_class(view.since is not None, "-shown")
             if view.since is not None:
                 changes.update(changes_text(view.since))
-            source = panes.render_source(
-                view.source, view.report, view.error, stale=view.stale and view.report is not None
-            )
-            self.query_one("#side-source", PaneView).show(source)
-            self.query_one("#pane-source", PaneView).show(source)
+            # Each pane is rebuilt only when what it is built from changed (`PaneView.show_for`):
+            # progress updates during a compile republish the view many times a second.
+            stale_source = view.stale and view.report is not None
+            source_key = ("source", view.source, view.report, view.attempt, stale_source)
+            source = _Once(lambda: panes.render_source(view.source, view.report, view.error, stale=stale_source))
+            self.query_one("#side-source", PaneView).show_for(source_key, source)
+            self.query_one("#pane-source", PaneView).show_for(source_key, source)
             self._follow_marks(view)
             for pane, render in _ANALYSIS.items():
-                body = _framed(view, view.report, render)
-                if pane == "breaks" and view.since is not None and not view.stale:
-                    # Only over the result it describes: a STALE pane shows an older run.
-                    body = Group(render_since(view.since), body)
-                self.query_one(f"#pane-{pane}", PaneView).show(body)
+                since = view.since if pane == "breaks" and not view.stale else None
+                key = (pane, render, since, *_frame_key(view, view.report))
+                body = _Once(lambda render=render, since=since: _analysis_body(view, render, since))
+                self.query_one(f"#pane-{pane}", PaneView).show_for(key, body)
                 if pane in SIDE_PANES:
-                    self.query_one(f"#side-{pane}", PaneView).show(body)
+                    self.query_one(f"#side-{pane}", PaneView).show_for(key, body)
             self._show_graphs(view)
             shown = view.attempt or view.report
             for pane, render in _ATTEMPT.items():
-                self.query_one(f"#pane-{pane}", PaneView).show(_framed(view, shown, render))
+                key = (pane, render, *_frame_key(view, shown))
+                self.query_one(f"#pane-{pane}", PaneView).show_for(
+                    key, lambda shown=shown, render=render: _framed(view, shown, render)
+                )
+
+
+class _Once:
+    """A body built at most once, for the two views (side and tab) that show the same pane."""
+
+    def __init__(self, build: Callable[[], RenderableType]) -> None:
+        self._build = build
+        self._built: RenderableType | None = None
+
+    def __call__(self) -> RenderableType:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+
+def _analysis_body(view: View, render: Callable[[Report], RenderableType], since: Comparison | None) -> RenderableType:
+    body = _framed(view, view.report, render)
+    if since is not None:
+        # Only over the result it describes: a STALE pane shows an older run.
+        body = Group(render_since(since), body)
+    return body
+
+
+def _frame_key(view: View, report: Report | None) -> tuple[object, ...]:
+    """Everything `_framed` reads besides the pane's own function: the report itself (by
+    identity) and the words above it."""
+    if report is None:
+        return (None, view.run.words())
+    return (report, report is view.attempt, _stale_words(view))
 
 
 def _framed(view: View, report: Report | None, render: Callable[[Report], RenderableType]) -> RenderableType:
@@ -205,12 +252,16 @@ def _framed(view: View, report: Report | None, render: Callable[[Report], Render
     # A fullgraph refusal is a result, not a failure: its panes need no warning.
     if report is view.attempt and report.error is not None and refused_break(report) is None:
         return Group(Text("from the newest run, which failed", style=WARN), body)
+    why = _stale_words(view)
+    return Group(Text(why, style=f"{WARN} reverse"), body) if why else body
+
+
+def _stale_words(view: View) -> str:
+    """The STALE line over a pane, or "" when the report is the current one."""
     if not view.stale:
-        return body
+        return ""
     if view.error is not None:
-        why = "STALE: the last good result; the newest run failed (see Source or Output)"
-    elif view.run.kind in ("running", "queued"):
-        why = "STALE: from before the latest change; rerunning…"
-    else:
-        why = "STALE: from an earlier version of the file or settings"
-    return Group(Text(why, style=f"{WARN} reverse"), body)
+        return "STALE: the last good result; the newest run failed (see Source or Output)"
+    if view.run.kind in ("running", "queued"):
+        return "STALE: from before the latest change; rerunning…"
+    return "STALE: from an earlier version of the file or settings"
