@@ -92,9 +92,11 @@ def snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
 
 
 def user_name(source: str) -> str:
-    """`L['lr']` -> `lr`, `L['self']._modules['l']._parameters['weight']` -> `self.l.weight`."""
+    """`L['lr']` -> `lr`, `L['self']._modules['l']._parameters['weight']` -> `self.l.weight`,
+    `G['__builtins_dict___13']['print']` -> `print` (Dynamo's alias for the builtins)."""
     text = _ATTR_DICT.sub(r".\1", source)
-    return re.sub(r"\b[LG]\['([^']+)'\]", r"\1", text)
+    text = re.sub(r"\b[LG]\['([^']+)'\]", r"\1", text)
+    return re.sub(r"\b__builtins_dict___\d+\['([^']+)'\]", r"\1", text)
 
 
 def guarded_arg(check: str) -> str:

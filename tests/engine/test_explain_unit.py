@@ -262,3 +262,10 @@ def test_call_summaries_say_which_entry_ran_and_why():
     assert explain.call_summary({"call": 9, "status": "eager", "why": "past recompile_limit"}, details) == (
         "call 9 ran eagerly: no entry's guards passed (past recompile_limit)"
     )
+
+
+def test_dynamos_builtins_alias_reads_as_the_builtin() -> None:
+    from playground.explain import user_name
+
+    assert user_name("G['__builtins_dict___13']['print']") == "print"
+    assert user_name("__builtins_dict___2['len']") == "len"
