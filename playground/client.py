@@ -365,6 +365,9 @@ class WorkerClient:
             if kind == "timeout":
                 return await run.template_stuck(emit, timeout)
             assert message is not None
+            if message.get("event") == "hello":
+                self.hello = message  # the worker replaced itself (a warm-up it had to undo)
+                continue
             if message.get("id") != run_id:
                 continue  # a late message of a cancelled run
             deadline = time.monotonic() + backstop

@@ -261,11 +261,8 @@ class Template:
         if not fork_ok and warm_s:
             # Something in the warm-up started a thread pool that a forked child cannot use (an
             # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
-            print("compile-playground: forked children hang after the warm-up; restarting cold", file=sys.stderr)
-            os.environ["COMPILE_PLAYGROUND_WARMUP"] = "0"
-            os.dup2(self.channel.in_fd, 0)  # the channel goes back where a new worker looks for it
-            os.dup2(self.channel.out_fd, 1)
-            os.execv(sys.executable, [sys.executable, "-m", "playground.worker"])
+            self._restart_unwarmed("COMPILE_PLAYGROUND_WARMUP", [])
+        self.pending.extend(self._requeued())
         self.channel.send(
             {
                 "event": "hello",
@@ -284,6 +281,35 @@ class Template:
             }
         )
         self._prefork()
+
+    def _restart_unwarmed(self, switch: str, requests: list[dict[str, Any]]) -> None:
+        """Replace this process by a fresh worker with one warm-up turned off; the requests it
+        held are handed over in a file (the client ignores the second hello)."""
+        print(f"compile-playground: forked children hang after a warm-up; restarting with {switch}=0", file=sys.stderr)
+        os.environ[switch] = "0"
+        if requests:
+            fd, path = tempfile.mkstemp(prefix="compile-playground-requeue-", suffix=".json")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(requests, fh)
+            os.environ["COMPILE_PLAYGROUND_REQUEUE"] = path
+        self._drop_spare()
+        os.dup2(self.channel.in_fd, 0)  # the channel goes back where a new worker looks for it
+        os.dup2(self.channel.out_fd, 1)
+        os.execv(sys.executable, [sys.executable, "-m", "playground.worker"])
+
+    @staticmethod
+    def _requeued() -> list[dict[str, Any]]:
+        path = os.environ.pop("COMPILE_PLAYGROUND_REQUEUE", "")
+        if not path:
+            return []
+        try:
+            with open(path) as fh:
+                return list(json.load(fh))
+        except (OSError, ValueError):
+            return []
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def _warm(self, backend: str) -> float:
         """Run a tiny snippet through the whole experiment in the template, then forget it:
@@ -431,8 +457,13 @@ class Template:
                 }
             )
             self._drop_spare()  # it was forked before Inductor was warm
-            self._warm("inductor")
-            self._freeze()
+            if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
+                self._warm("inductor")
+                self._freeze()
+                if not self._fork_probe():
+                    # Inductor's warm-up kernels started a pool after all: this template can no
+                    # longer fork safely. Start over (this run included) without that warm-up.
+                    self._restart_unwarmed("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.pending])
             self.inductor_warm = True
         if not self.isolated:
             _run_in_child(self, request)  # benchmarks/latency.py's baseline: no isolation at all
