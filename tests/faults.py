@@ -280,6 +280,53 @@ FAULTS: list[Fault] = [
         "snippet",
         ("scalar",),
     ),
+    # Round two (issue 14): strict SETTINGS, the right party blamed, a BOM accepted.
+    Fault(
+        "settings_string_bool",
+        _text(
+            'import torch\nSETTINGS = {"fullgraph": "false"}\ndef fn(x):\n    return x\ndef inputs():\n    return [torch.ones(2)]\n'
+        ),
+        "settings",
+        ("fullgraph",),
+        2,
+    ),
+    Fault(
+        "meta_inputs",
+        _text(
+            "import torch\ndef fn(x):\n    return x * 2\ndef inputs():\n    return [torch.empty(3, device='meta')]\n"
+        ),
+        "snippet",
+        ("meta tensor",),
+    ),
+    Fault(
+        "exception_str_raises",
+        _text(
+            """
+            import torch
+
+            class Nasty(Exception):
+                def __str__(self):
+                    raise ValueError("no str")
+
+            def fn(x):
+                raise Nasty()
+
+            def inputs():
+                return [torch.ones(2)]
+            """
+        ),
+        "snippet",
+        ("Nasty",),
+        8,
+    ),
+    Fault(
+        "utf8_bom",
+        _bytes(b"\xef\xbb\xbfimport torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(2)]\n"),
+        None,
+        (),
+        exit_code=0,
+        extra=_ok,
+    ),
     Fault(
         "cuda_only",
         _text(
