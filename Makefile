@@ -8,7 +8,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test test-torch214 check lint bench clean
+.PHONY: venv run test test-fast test-torch214 check lint bench clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,10 @@ check: venv
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# The pure tests and the app on a fake engine: no torch worker, a loop of a minute or two.
+test-fast: venv
+	$(BIN)/python -m pytest -q -m "not torch"
 
 # The engine and the gallery against torch 2.14.1 too (a separate venv: a 5 GB CUDA build that
 # runs on the CPU here). compat.py's private hooks are checked on both versions.

@@ -49,3 +49,41 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest'
     if left:
         print("\nprocesses left behind by the test session:\n  " + "\n  ".join(left))
         session.exitstatus = 1
+
+
+#: Modules whose tests need no torch worker: the pure tests and the app on a fake engine. They
+#: make `make test-fast`; every other test is marked `torch` (a new module is, until listed here).
+FAST_MODULES = frozenset(
+    {
+        "test_equivalence_props",
+        "test_explain_unit",
+        "test_settings_parse",
+        "test_history",
+        "test_import_hygiene",
+        "test_tui_app",
+        "test_tui_config",
+        "test_tui_dynamo_code",
+        "test_tui_explain",
+        "test_tui_explain_snapshots",
+        "test_tui_exports",
+        "test_tui_files",
+        "test_tui_history",
+        "test_tui_honest",
+        "test_tui_hostile",
+        "test_tui_import_hygiene",
+        "test_tui_issue12_snapshots",
+        "test_tui_matrix",
+        "test_tui_panes",
+        "test_tui_render",
+        "test_tui_snapshots",
+        "test_tui_state",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook signature
+    import pytest
+
+    for item in items:
+        if Path(str(item.fspath)).stem not in FAST_MODULES:
+            item.add_marker(pytest.mark.torch)
