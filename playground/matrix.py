@@ -64,6 +64,11 @@ class Cell:
     max_rel: float | None = None
     #: What stopped agreeing: "values", "gradients", or None.
     diverged: str | None = None
+    #: Compile time by phase (issue 12), summed over the run's frame compiles from torch's
+    #: compilation metrics: Dynamo's tracing, and everything after it hands the graph over
+    #: (AOT autograd, Inductor, C++/Triton, torch's bookkeeping). None when torch reported none.
+    dynamo_s: float | None = None
+    backend_s: float | None = None
 
     @classmethod
     def from_report(cls, settings: Settings, report: dict[str, Any]) -> Cell:
@@ -88,6 +93,7 @@ class Cell:
             speedup=timings.get("speedup"),
             mode=settings.mode,
             **_differences(eq or {}),
+            **_phase_split(report.get("compile_phase_totals")),
         )
 
     @property
@@ -118,6 +124,23 @@ def _differences(eq: dict[str, Any]) -> dict[str, Any]:
     if diverged:
         chosen = [e for e in chosen if not e.get("ok", True)]
     return {"max_abs": biggest(chosen, "max_abs"), "max_rel": biggest(chosen, "max_rel"), "diverged": diverged}
+
+
+def _phase_split(totals: Any) -> dict[str, float | None]:
+    """dynamo_s and backend_s from a report's compile_phase_totals; both None without one
+    (no frame compiled, or an older worker)."""
+    if not isinstance(totals, dict) or not isinstance(totals.get("total_s"), (int, float)):
+        return {"dynamo_s": None, "backend_s": None}
+    dynamo = float(totals.get("dynamo_s") or 0.0)
+    # The phases are disjoint and sum to total_s: the rest is the backend's.
+    return {"dynamo_s": round(dynamo, 6), "backend_s": round(max(float(totals["total_s"]) - dynamo, 0.0), 6)}
+
+
+def phase_split_words(cell: Cell) -> str:
+    """ "0.190/1.85s": the cell's compile time, Dynamo's part / the backend's; "" without one."""
+    if cell.dynamo_s is None or cell.backend_s is None:
+        return ""
+    return f"{cell.dynamo_s:.3f}/{cell.backend_s:.3f}s"
 
 
 def combinations(base: Settings, backends: tuple[str, ...] = DEFAULT_BACKENDS) -> list[Settings]:
@@ -205,17 +228,27 @@ async def run_matrix(
 
 def format_ladder(cells: list[Cell]) -> str:
     """The ladder as text: one line per stage, then the verdict."""
-    rows = [f"{'stage':<28}{'equiv':<6}{'diverged':<10}{'max abs':>10}{'max rel':>10}  raised"]
+    rows = [f"{'stage':<28}{'equiv':<6}{'diverged':<10}{'max abs':>10}{'max rel':>10}{'dynamo/backend':>16}  raised"]
     rows.append("-" * len(rows[0]))
     for c in cells:
         size = "" if c.max_abs is None else f"{c.max_abs:.3g}"
         rel = "" if c.max_rel is None else f"{c.max_rel:.3g}"
-        rows.append(f"{c.stage:<28}{c.equivalence:<6}{c.diverged or '-':<10}{size:>10}{rel:>10}  {c.raised or 'no'}")
-    return "\n".join([*rows, "", ladder_summary(cells)])
+        rows.append(
+            f"{c.stage:<28}{c.equivalence:<6}{c.diverged or '-':<10}{size:>10}{rel:>10}"
+            f"{phase_split_words(c):>16}  {c.raised or 'no'}"
+        )
+    return "\n".join([*rows, "", PHASE_NOTE, ladder_summary(cells)])
+
+
+#: Under the text tables: what the dynamo/backend column holds.
+PHASE_NOTE = "dynamo/backend: compile seconds in Dynamo's tracing / in the backend, from torch's compile metrics"
 
 
 def format_table(cells: list[Cell]) -> str:
-    head = f"{'backend':<10}{'fullgraph':<10}{'dynamic':<8}{'graphs':>7}{'breaks':>7}{'recomp':>7}  {'limit':<6}{'equiv':<6}{'compile':>9}{'speedup':>9}  raised"
+    head = (
+        f"{'backend':<10}{'fullgraph':<10}{'dynamic':<8}{'graphs':>7}{'breaks':>7}{'recomp':>7}  {'limit':<6}"
+        f"{'equiv':<6}{'compile':>9}{'dynamo/backend':>16}{'speedup':>9}  raised"
+    )
     rows = [head, "-" * len(head)]
     for c in cells:
         compile_s = "" if c.compile_s is None else f"{c.compile_s:.3f}s"
@@ -223,9 +256,9 @@ def format_table(cells: list[Cell]) -> str:
         rows.append(
             f"{c.backend:<10}{('on' if c.fullgraph else 'off'):<10}{dynamic_name(c.dynamic):<8}"
             f"{c.graphs:>7}{c.breaks:>7}{c.recompiles:>7}  {('HIT' if c.limit_hit else 'no'):<6}{c.equivalence:<6}"
-            f"{compile_s:>9}{speed:>9}  {c.raised or 'no'}"
+            f"{compile_s:>9}{phase_split_words(c):>16}{speed:>9}  {c.raised or 'no'}"
         )
-    return "\n".join(rows)
+    return "\n".join([*rows, "", PHASE_NOTE])
 
 
 def _backends_arg(text: str) -> tuple[str, ...]:

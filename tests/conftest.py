@@ -12,8 +12,9 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(__file__).resolve().pa
 
 # Every process the suite starts inherits this mark; at the end, none may be left (issue 14:
 # "after .ci/run, no process of the project's is left"). A developer's own app is not marked.
-_MARK = f"COMPILE_PLAYGROUND_TEST_SESSION={os.getpid()}"
-os.environ["COMPILE_PLAYGROUND_TEST_SESSION"] = str(os.getpid())
+# (setdefault: pytest-xdist's workers inherit the controller's mark, which checks at the end.)
+os.environ.setdefault("COMPILE_PLAYGROUND_TEST_SESSION", str(os.getpid()))
+_MARK = f"COMPILE_PLAYGROUND_TEST_SESSION={os.environ['COMPILE_PLAYGROUND_TEST_SESSION']}"
 
 
 def _marked_processes() -> list[str]:

@@ -151,7 +151,7 @@ class PlaygroundApp(RunPipeline, App[None]):
     def action_matrix(self) -> None:
         lock = self.hold_runs("settings matrix (x)")
         cells = combinations(self.settings)
-        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self._clock)
+        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self._clock, base=self.settings)
         # Closing restores the normal view; unless a save already asked for this very run.
         self.push_screen(screen, lambda _: self.request_run("matrix closed", force=False))
 

@@ -15,7 +15,15 @@ import textwrap
 
 import pytest
 
-from playground.matrix import LADDER_BACKENDS, Cell, first_divergence, ladder_stages, ladder_summary
+from playground.matrix import (
+    LADDER_BACKENDS,
+    Cell,
+    first_divergence,
+    format_ladder,
+    format_table,
+    ladder_stages,
+    ladder_summary,
+)
 from playground.settings import Settings
 
 BASE = Settings(config=(("dynamo.capture_scalar_outputs", True),), fullgraph=True)
@@ -65,6 +73,22 @@ def test_a_compile_error_diverges_a_snippet_error_does_not():
     assert "could not run: eager" in ladder_summary(cells[:2], 4)
 
 
+def test_each_cell_splits_its_compile_time_into_dynamo_and_backend():
+    """The matrix's phase split: Dynamo's tracing, and the rest of torch's phase total (the
+    backend's), in the JSON cell and both text tables; absent when torch reported none."""
+    totals = {"dynamo_s": 0.19, "aot_s": 1.8, "other_s": 0.04, "total_s": 2.03, "first_call_s": 2.03, "frames": 1}
+    (stage,) = ladder_stages(Settings())[:1]
+    cell = Cell.from_report(stage, {**report(), "compile_phase_totals": totals})
+    assert (cell.dynamo_s, cell.backend_s) == (0.19, 1.84)
+    assert cell.to_dict()["dynamo_s"] == 0.19 and cell.to_dict()["backend_s"] == 1.84
+    bare = Cell.from_report(stage, report())
+    assert bare.dynamo_s is None and bare.backend_s is None
+    for text in (format_ladder([cell, bare]), format_table([cell, bare])):
+        header, _, first, second = text.splitlines()[:4]
+        assert "dynamo/backend" in header and "0.190/1.840s" in first and "/" not in second
+        assert "dynamo/backend: compile seconds in Dynamo's tracing / in the backend" in text
+
+
 LOG_SOFTMAX = """
 import torch
 
@@ -93,3 +117,7 @@ def test_ladder_names_the_decomposition_stage_on_a_real_worker(tmp_path):
     assert 0 < found["max_abs"] < 1e-4
     eager, aot = data["cells"][:2]
     assert eager["equivalence"] == aot["equivalence"] == "ok" and aot["max_abs"] == 0.0
+    # Every stage compiled one frame: Dynamo's part and the backend's are both measured, and
+    # Inductor's backend (lowering, codegen, C++ compile) outweighs eager's (a function call).
+    assert all(c["dynamo_s"] > 0 and c["backend_s"] > 0 for c in data["cells"]), data["cells"]
+    assert data["cells"][-1]["backend_s"] > data["cells"][0]["backend_s"]

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from playground.matrix import Cell, ladder_stages, ladder_summary, run_matrix
+from playground.matrix import Cell, ladder_stages, ladder_summary, phase_split_words, run_matrix
 from playground.settings import Settings, dynamic_name
 from playground.textsafe import visible
 from tui.engine import Engine, is_run_cancelled
@@ -46,6 +46,18 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("equiv", "equiv", False),
     ("compile", "compile", True),
     ("speedup", "speedup", True),
+    ("raised", "raised", False),
+)
+#: The ladder's columns: fullgraph and dynamic are the same on every stage (in the title), the
+#: stage name is long; what tells the stages apart is equivalence, the difference and where the
+#: compile time goes. Seven columns fit 80 terminal columns.
+LADDER_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("backend", "stage", False),
+    ("graphs", "graphs", True),
+    ("equiv", "equiv", False),
+    ("max_abs", "max abs", True),
+    ("dynamo", "Dynamo", True),
+    ("backend_s", "backend", True),
     ("raised", "raised", False),
 )
 #: The raised column shows the exception's first words (its type, when the whole does not
@@ -83,6 +95,23 @@ def _first_words(raised: str, width: int = RAISED_WIDTH) -> str:
         return raised
     kind = raised.split(":", 1)[0]
     return kind if len(kind) <= width else kind[: width - 1] + "…"
+
+
+def ladder_row_cells(settings: Settings, cell: Cell | None, state: str) -> dict[str, Text]:
+    """One ladder row (LADDER_COLUMNS); unfinished rows carry their state as row_cells does."""
+    values = {"backend": _padded(stage_name(settings), False)}
+    if cell is None:
+        blank = {key: _padded("", right) for key, _, right in LADDER_COLUMNS if key not in values}
+        return values | blank | {"raised": _padded(state, False, DIM if state == "waiting" else WARN)}
+    size = "" if cell.max_abs is None else f"{cell.max_abs:.3g}"
+    return values | {
+        "graphs": _padded(str(cell.graphs), True),
+        "equiv": _padded(cell.equivalence, False, BAD if cell.equivalence == "FAIL" else ""),
+        "max_abs": _padded(size, True, BAD if cell.diverged else ""),
+        "dynamo": _padded(_seconds(cell.dynamo_s), True),
+        "backend_s": _padded(_seconds(cell.backend_s), True),
+        "raised": _padded(_first_words(cell.raised) if cell.raised else "no", False, BAD if cell.raised else GOOD),
+    }
 
 
 def row_cells(settings: Settings, cell: Cell | None, state: str) -> dict[str, Text]:
@@ -125,9 +154,17 @@ def detail_text(settings: Settings, cell: Cell | None, state: str) -> Text:
     text.append(
         f"graphs {cell.graphs}  breaks {cell.breaks}  recompiles {cell.recompiles}  "
         f"recompile limit {'HIT' if cell.limit_hit else 'not hit'}  equiv {cell.equivalence}  "
-        f"compile {_seconds(cell.compile_s)}  speedup " + ("n/a" if cell.speedup is None else f"{cell.speedup:.2f}x")
+        f"compile {_seconds(cell.compile_s)}{_phase_words(cell)}  speedup "
+        + ("n/a" if cell.speedup is None else f"{cell.speedup:.2f}x")
     )
     return text
+
+
+def _phase_words(cell: Cell) -> str:
+    """(Dynamo 0.19s, backend 1.84s)": the compile time by phase, from torch's metrics."""
+    if not phase_split_words(cell):
+        return ""
+    return f" (Dynamo {_seconds(cell.dynamo_s)}, backend {_seconds(cell.backend_s)})"
 
 
 class MatrixScreen(Screen[None]):
@@ -181,8 +218,12 @@ class MatrixScreen(Screen[None]):
         *,
         clock: Callable[[], float] = time.monotonic,
         ladder: bool = False,
+        base: Settings | None = None,
     ) -> None:
         super().__init__()
+        #: The app's settings: the ladder runs under them (the matrix's first cell has its own
+        #: fullgraph and dynamic, not the snippet's).
+        self.base = base
         #: Whether the rows are the ablation ladder's stages rather than the matrix's cells.
         self.ladder = ladder
         self.engine = engine
@@ -196,7 +237,7 @@ class MatrixScreen(Screen[None]):
         self._stopping = False
 
     def _title(self) -> str:
-        base = self.cells[0] if self.cells else Settings()
+        base = (self.base if self.ladder else None) or (self.cells[0] if self.cells else Settings())
         if self.ladder:
             title = f"ablation ladder: {self.path.name}  {len(self.cells)} stages on {base.device}"
             title += f", fullgraph={'on' if base.fullgraph else 'off'} dynamic={dynamic_name(base.dynamic)}"
@@ -213,17 +254,28 @@ class MatrixScreen(Screen[None]):
         yield DataTable(cursor_type="row", cell_padding=0, zebra_stripes=False)
         yield Static(id="matrix-detail")
         yield Static(id="matrix-verdict")
-        yield Static(
-            "fg fullgraph, dyn dynamic, recomp recompiles, limit recompile limit hit, equiv eager "
-            "vs compiled; the highlighted row is spelled out above",
-            id="matrix-hint",
-        )
+        yield Static(self._hint(), id="matrix-hint")
         yield Footer(compact=True)
+
+    def _hint(self) -> str:
+        if self.ladder:
+            return (
+                "equiv eager vs compiled (under the snippet's TOLERANCE), max abs the largest difference, "
+                "Dynamo/backend compile seconds by phase; the highlighted row is spelled out above"
+            )
+        return (
+            "fg fullgraph, dyn dynamic, recomp recompiles, limit recompile limit hit, equiv eager "
+            "vs compiled; the highlighted row is spelled out above"
+        )
+
+    def _add_columns(self) -> None:
+        table = self.query_one(DataTable)
+        for key, header, right in LADDER_COLUMNS if self.ladder else COLUMNS:
+            table.add_column(_padded(header, right, "bold"), key=key)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for key, header, right in COLUMNS:
-            table.add_column(_padded("stage" if key == "backend" and self.ladder else header, right, "bold"), key=key)
+        self._add_columns()
         self._fill_rows()
         table.focus()
         self.run_cells()
@@ -243,7 +295,7 @@ class MatrixScreen(Screen[None]):
 
     def action_ladder(self) -> None:
         """Run the ladder under the matrix's base settings (its other switches kept)."""
-        base = self.cells[0] if self.cells else Settings()
+        base = self.base or (self.cells[0] if self.cells else Settings())
         self.ladder = True
         self.cells = ladder_stages(base)
         self.results = {}
@@ -251,21 +303,22 @@ class MatrixScreen(Screen[None]):
         self.running, self._stopping = True, False
         table = self.query_one(DataTable)
         table.clear(columns=True)
-        for key, header, right in COLUMNS:
-            table.add_column(_padded("stage" if key == "backend" else header, right, "bold"), key=key)
+        self._add_columns()
         self._fill_rows()
         self.query_one("#matrix-title", Bar).update(self._title())
+        self.query_one("#matrix-hint", Static).update(self._hint())
         self._show_verdict()
         self.refresh_bindings()
         self.run_cells()
 
     def _row(self, index: int) -> dict[str, Text]:
-        return row_cells(self.cells[index], self.results.get(index), self.states[index])
+        rows = ladder_row_cells if self.ladder else row_cells
+        return rows(self.cells[index], self.results.get(index), self.states[index])
 
     def _refresh_row(self, index: int) -> None:
         table = self.query_one(DataTable)
         for key, value in self._row(index).items():
-            table.update_cell(str(index), key, value, update_width=key == "raised")
+            table.update_cell(str(index), key, value, update_width=key in ("raised", "max_abs"))
         if table.cursor_row == index:
             self._show_detail(index)
 
