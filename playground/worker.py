@@ -621,13 +621,13 @@ def _child(template: Template, request: dict[str, Any], parent: int) -> None:
         os._exit(code)
 
 
-#: What a spare child runs before its request: the warm-up, then ops that start the OpenMP pool
-#: (in a child, which is never forked again, that is safe and saves the run the start-up).
-SPARE_WARMUP_OPS = """
-import torch
-x = torch.ones(256, 256)
-torch.nn.functional.gelu(x @ x).sum()
-"""
+def _start_thread_pools() -> None:
+    """What a spare child runs after the warm-up: ops that start OpenMP's pool (in a child,
+    which is never forked again, that is safe, and it saves the run the start-up)."""
+    import torch
+
+    x = torch.ones(256, 256)
+    torch.nn.functional.gelu(x @ x).sum()
 
 
 def _spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) -> None:
@@ -640,7 +640,7 @@ def _spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) -
 
             template._warm("eager")
             with OutputCapture():
-                exec(compile(SPARE_WARMUP_OPS, "<warm-up>", "exec"), {})  # noqa: S102 - our own text
+                _start_thread_pools()
             compat.clear_run_state()
         os.write(ready_fd, b"r")
         os.close(ready_fd)
