@@ -25,8 +25,11 @@ run: venv
 check: venv
 	$(BIN)/compile-playground check $(or $(SNIPPET),snippets/default.py)
 
+# Two pytest-xdist workers: most tests wait on torch worker processes, and two share the
+# two cores here about twice as fast as one (14 min -> 7 min measured).
+XDIST ?= -n 2
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST)
 
 # The pure tests and the app on a fake engine: no torch worker, a loop of a minute or two.
 test-fast: venv
@@ -40,7 +43,7 @@ test-torch214:
 	$(VENV214)/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.14'))" 2>/dev/null \
 		|| $(VENV214)/bin/python -m pip install --quiet "torch==2.14.1"
 	$(VENV214)/bin/python -m pip install --quiet -e ".[test]"
-	$(VENV214)/bin/python -m pytest -q tests/engine tests/test_gallery.py
+	$(VENV214)/bin/python -m pytest -q $(XDIST) tests/engine tests/test_gallery.py
 
 lint: venv
 	$(BIN)/ruff check playground tui tests benchmarks snippets
