@@ -65,7 +65,9 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
         "dynamo.capture_scalar_outputs=true (repeatable)",
         **given,
     )
-    g.add_argument("--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given)
+    g.add_argument(
+        "--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given
+    )
     g.add_argument(
         "--error-on-graph-break",
         dest="error_on_graph_break",

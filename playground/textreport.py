@@ -118,7 +118,9 @@ def _phase_lines(report: Report) -> list[str]:
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
     lines = ["compile time by phase (s):"]
     for row in [header, *rows]:
-        lines.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        lines.append(
+            "  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        )
     coverage = phases.coverage_words(report)
     if coverage:
         lines.append(f"  {coverage}")

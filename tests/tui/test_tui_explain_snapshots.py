@@ -7,26 +7,13 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from tui_fakes import FIXTURES, FakeEngine, canned, settle
-
-from tui.factory import make_app
+from tui_fakes import canned, pressing, snapshot_app
 
 SNIPPET = "lr_float_static.py"
 
 
 def app_for_explained():
-    engine = FakeEngine(canned("why_recompile_lr"))
-    return make_app(FIXTURES / SNIPPET, engine=engine, watch=False, clock=lambda: 0.0)
-
-
-def pressing(*keys: str):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run_before
+    return snapshot_app(canned("why_recompile_lr"), SNIPPET)
 
 
 def screen_text(app) -> str:

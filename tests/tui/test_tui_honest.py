@@ -17,8 +17,10 @@ from tui_fakes import (
     canned,
     load_fixture,
     plain,
+    pressing,
     rule_report,
     settle,
+    snapshot_app,
 )
 
 from playground.report import Report
@@ -269,17 +271,7 @@ def refuse_under_fullgraph(text, settings):
 
 
 def app_for(respond):
-    return make_app(FIXTURES / "branch.py", engine=FakeEngine(respond), watch=False, clock=lambda: 0.0)
-
-
-def pressing(*keys: str):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run_before
+    return snapshot_app(respond)
 
 
 def test_refusal_breaks_pane_80x24(snap_compare):

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_fakes import FIXTURES, FakeEngine, base_report, canned, settle
+from tui_fakes import FIXTURES, base_report, canned, pressing, settle, snapshot_app
 
 from playground.settings import Settings
-from tui.factory import make_app
 from tui.screens.matrix import MatrixScreen
 
 #: Canned compile time by phase per ladder stage (s): Dynamo's part, then the backend's.
@@ -47,18 +46,7 @@ def ladder_report(text: str, settings: Settings) -> dict:
 
 
 def app_for(respond, snippet: str):
-    engine = FakeEngine(respond)
-    return make_app(FIXTURES / snippet, engine=engine, watch=False, clock=lambda: 0.0)
-
-
-def pressing(*keys: str):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run_before
+    return snapshot_app(respond, snippet)
 
 
 async def _ladder_on_the_diverging_stage(pilot) -> None:

@@ -67,7 +67,7 @@ async def test_real_worker_break_fix_and_superseded_run(tmp_path: Path):
         assert "graphs 1  breaks 0" in bar_text(app) and "done" in bar_text(app)
 
 
-ITEM = '''import torch
+ITEM = """import torch
 
 SETTINGS = {"backend": "eager"}
 # CONFIG
@@ -81,7 +81,7 @@ def fn(x):
 
 def inputs():
     return [torch.ones(3)]
-'''
+"""
 
 
 async def test_real_worker_a_config_switch_does_not_outlive_its_save(tmp_path: Path):

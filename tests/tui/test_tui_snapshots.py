@@ -5,26 +5,11 @@ from __future__ import annotations
 
 import copy
 
-from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, rule_report, settle
-
-from tui.factory import make_app
+from tui_fakes import canned, load_fixture, pressing, rule_report, snapshot_app
 
 
 def app_for(report: str, snippet: str, respond=None):
-    engine = FakeEngine(respond or canned(report))
-    return make_app(FIXTURES / snippet, engine=engine, watch=False, clock=lambda: 0.0)
-
-
-def pressing(*keys: str):
-    """A run_before that lets the first run finish, presses `keys`, and lets that settle."""
-
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        for key in keys:
-            await pilot.press(key)
-            await settle(pilot)
-
-    return run_before
+    return snapshot_app(respond or canned(report), snippet)
 
 
 def refuse_under_fullgraph(text, settings):

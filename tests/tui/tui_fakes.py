@@ -213,3 +213,24 @@ def pane_text(app, pane: str) -> str:
 
 def bar_text(app, bar: str = "summary") -> str:
     return plain(app.main.query_one(f"#{bar}").content, width=200)
+
+
+def snapshot_app(respond: Any, snippet: str = "branch.py") -> Any:
+    """The app as every snapshot test builds it: a fake engine answering with `respond`, the
+    fixture snippet, no watcher, a fixed clock."""
+    from tui.factory import make_app
+
+    return make_app(FIXTURES / snippet, engine=FakeEngine(respond), watch=False, clock=lambda: 0.0)
+
+
+def pressing(*keys: str) -> Any:
+    """A snap_compare run_before that lets the first run finish, presses `keys` one by one and
+    lets each settle."""
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run_before
