@@ -68,5 +68,3 @@ def test_every_run_is_a_fresh_child_of_one_template(snippet):
         assert first["worker"]["pid"] != second["worker"]["pid"]
         assert hello["pid"] not in (first["worker"]["pid"], second["worker"]["pid"])
         assert w.client.hello["pid"] == hello["pid"] and not second["worker_restarted"]
-
-

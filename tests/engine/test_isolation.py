@@ -28,7 +28,7 @@ EAGER = Settings(backend="eager")
 #: The later version: a .item() break (capture_scalar_outputs removes it), a shape change
 #: (recompile_limit and dynamic matter), gradients, and a print of every piece of state that
 #: an earlier version may have changed, so that any leak shows in the output too.
-PROBE = '''
+PROBE = """
 import logging, os, random, signal, sys, threading, warnings
 import torch
 
@@ -75,7 +75,7 @@ def _state():
 
 for key, value in _state():
     print(f"{key} = {value!r}")
-'''
+"""
 
 #: Earlier versions: each changes one kind of state at import time and runs normally.
 SETUPS: dict[str, str] = {
