@@ -281,7 +281,7 @@ class Experiment:
         if not self.modules_before:
             return []
         installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        installed.add(os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        installed.add(os.path.realpath(os.path.dirname(os.path.abspath(__file__))))  # playground itself
         found = set()
         for name in set(sys.modules) - self.modules_before:
             module = sys.modules.get(name)
