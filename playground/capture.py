@@ -290,7 +290,12 @@ class RunCapture:
                 raise
         finally:
             self.dynamo_code_items = dynamo_code.read_dump(directory, self.snippet_path)
-            self.dynamo_code_note = self.dynamo_code_note or f"decompiled by depyf {version}"
+            # depyf.prepare_debug swaps Dynamo's bytecode for its own recompiled version while it
+            # records: say so, since this run's numbers come from that code.
+            self.dynamo_code_note = self.dynamo_code_note or (
+                f"decompiled by depyf {version}; while it records, the run executes depyf's "
+                "recompiled version of Dynamo's bytecode"
+            )
             shutil.rmtree(directory, ignore_errors=True)
 
     def _depyf_failed(self, exc: Exception) -> bool:
