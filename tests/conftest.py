@@ -18,21 +18,18 @@ _MARK = f"COMPILE_PLAYGROUND_TEST_SESSION={os.environ['COMPILE_PLAYGROUND_TEST_S
 
 
 def _marked_processes() -> list[str]:
-    me = os.getpid()
+    from tests.processes import live_processes
+
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
+    for pid, cmd in live_processes():
+        if pid == os.getpid():
             continue
         try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
-            if _MARK.encode() not in environ:
-                continue
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if state != "Z":
-            found.append(f"{entry}: {cmd[:120]}")
+        if _MARK.encode() in environ:
+            found.append(f"{pid}: {cmd[:120]}")
     return found
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from playground.exports import ExportError, is_our_export, marked, write_export
 from tests.faults import GOOD
+from tests.processes import live_processes
 from tests.watching import WatchProcess
 
 WAIT_S = 120.0
@@ -268,35 +269,17 @@ def inputs():
 """
 
 
-def _cmdline(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _live(pid: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def leftovers(marker: str, session: int, pids: set[int]) -> list[str]:
     """Live processes that are ours: the marked sleep, anything in the worker's session, the
     worker and the process that ran the snippet."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or not _live(entry):
-            continue
+    for pid, cmd in live_processes():
         try:
-            sid = os.getsid(int(entry))
+            sid = os.getsid(pid)
         except OSError:
             continue
-        if marker in _cmdline(entry) or sid == session or int(entry) in pids:
-            found.append(f"{entry}: {_cmdline(entry)[:120]}")
+        if marker in cmd or sid == session or pid in pids:
+            found.append(f"{pid}: {cmd[:120]}")
     return found
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from playground.settings import Settings
 from playground.sync import SyncWorker
+from tests.processes import any_running
 
 ROOT = Path(__file__).resolve().parents[2]
 EAGER = Settings(backend="eager")
@@ -209,18 +210,6 @@ def test_a_state_change_never_reaches_the_next_save(
 _NOT_PRINTED = {"stance", "child_process", "child_new_session"}
 
 
-def _alive(pattern: str) -> bool:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if pattern in cmd:
-                return True
-    return False
-
-
 def test_processes_a_run_started_do_not_outlive_it(warm: SyncWorker, probe_dir: Path) -> None:
     path = probe_dir / "procs.py"
     path.write_text(
@@ -234,9 +223,9 @@ def test_processes_a_run_started_do_not_outlive_it(warm: SyncWorker, probe_dir: 
     )
     warm.run(str(path), EAGER, timing=False)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(f"sleep 333{n}") for n in (5, 6, 7)):
+    while time.monotonic() < deadline and any(any_running(f"sleep 333{n}") for n in (5, 6, 7)):
         time.sleep(0.1)
-    assert not any(_alive(f"sleep 333{n}") for n in (5, 6, 7))
+    assert not any(any_running(f"sleep 333{n}") for n in (5, 6, 7))
 
 
 HELPER = "import torch\nSCALE = {scale}\ndef helper(x):\n    {body}\n"

@@ -1,0 +1,36 @@
+"""What is running on this machine, read from /proc: the tests' one way to say "nothing of ours
+is left behind" (zombies, already dead and waiting to be reaped, do not count)."""
+
+from __future__ import annotations
+
+import os
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def is_live(pid: int) -> bool:
+    """Running or sleeping, not a zombie and not gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def live_processes() -> list[tuple[int, str]]:
+    """(pid, command line) of every live process."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and is_live(int(entry)):
+            found.append((int(entry), cmdline(int(entry))))
+    return found
+
+
+def any_running(pattern: str) -> bool:
+    return any(pattern in cmd for _, cmd in live_processes())
