@@ -57,11 +57,11 @@ def _exception_line(exc: BaseException, path: str) -> int | None:
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.realpath(frame.filename) == os.path.realpath(path):
             line = frame.lineno
-    text_line = snippet_line_in_text(_safe_str(exc), path)
+    text_line = snippet_line_in_text(safe_str(exc), path)
     return text_line or line
 
 
-def _safe_str(exc: BaseException) -> str:
+def safe_str(exc: BaseException) -> str:
     try:
         return str(exc)
     except Exception:  # noqa: BLE001 - the snippet's own exception class may raise in __str__
@@ -75,7 +75,7 @@ def _raised_in_snippet(exc: BaseException, path: str) -> bool:
 
 
 def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailure:
-    message = _first_line(_safe_str(exc)) or type(exc).__name__
+    message = _first_line(safe_str(exc)) or type(exc).__name__
     try:
         detail = "".join(traceback.format_exception(exc))[-6000:]
     except Exception:  # noqa: BLE001 - format_exception calls the raising __str__ too

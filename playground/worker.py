@@ -192,27 +192,14 @@ def rss_mb() -> float:
 
 
 def _internal_error(request: dict[str, Any], exc: BaseException) -> dict[str, Any]:
-    import traceback
-
     import torch
 
     from playground.report import blank_report
+    from playground.runner import failure
 
-    error = {
-        "kind": "worker",
-        "type": type(exc).__name__,
-        "message": f"internal error in compile-playground's worker: {_safe_str(exc)}",
-        "line": None,
-        "detail": "".join(traceback.format_exception(exc))[-6000:],
-    }
+    error = failure("worker", exc, request.get("path", ""), "internal error in compile-playground's worker").error
+    error["line"] = None
     return blank_report(request.get("path", ""), request.get("settings") or {}, error, torch.__version__)
-
-
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:  # noqa: BLE001 - a __str__ that raises
-        return f"<{type(exc).__name__} whose str() raised>"
 
 
 def run_timeout(request: dict[str, Any]) -> float | None:
