@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from playground.settings import Settings  # noqa: E402
-from playground.sync import SyncWorker  # noqa: E402
+from playground.engine.settings import Settings  # noqa: E402
+from playground.engine.sync import SyncWorker  # noqa: E402
 
 SNIPPETS = [
     "pure_function.py",

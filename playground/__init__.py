@@ -1,8 +1,11 @@
-"""compile-playground's engine: snippet loading, the warm torch worker and its client, the
-capture of torch's own diagnostics, equivalence, timings and the headless commands.
+"""compile-playground: a terminal playground for torch.compile.
 
-Only `playground.worker` (and the modules it imports: compat, capture, runner, equivalence,
-timing) import torch; everything the CLI and the app use directly is torch-free.
+Three packages, one per side of the process boundary (docs/architecture.md):
+- `playground.worker`: the torch side, the worker process and everything it runs; the only
+  code that imports torch.
+- `playground.engine`: the torch-free engine API the front ends use (client, typed report,
+  settings, history, matrix, exports).
+- `playground.cli`: the command-line front ends; `tui` is the app.
 """
 
 from __future__ import annotations

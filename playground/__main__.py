@@ -1,5 +1,5 @@
 import sys
 
-from playground.cli import main
+from playground.cli.main import main
 
 sys.exit(main())

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from playground.settings import Settings
-from playground.snippet import literal_settings
-from playground.sync import SyncWorker
+from playground.engine.settings import Settings
+from playground.engine.snippet import literal_settings
+from playground.engine.sync import SyncWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = sorted(p for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))

@@ -168,7 +168,7 @@ def test_half_written_file_is_never_the_last_word(cut: str, snippet):
 def test_a_fifo_saved_between_stat_and_open_never_blocks(reader: str, tmp_path: Path, monkeypatch):
     """The storm's worst timing, made deterministic: the snippet becomes a FIFO (no writer) just
     after the reader checked it was a regular file. The read must fail at once, not hang."""
-    from playground import snippet as snippet_module
+    from playground.engine import snippet as snippet_module
 
     path = tmp_path / "snippet.py"
     path.write_text(version(0))

@@ -1,4 +1,4 @@
 """The Textual playground: live panes over a torch.compile experiment.
 
-Never imports torch: the worker process behind `playground.client` does that.
+Never imports torch: the worker process behind `playground.engine.client` does that.
 """

@@ -18,10 +18,10 @@ from textual.app import App, SuspendNotSupported
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from playground.matrix import combinations
-from playground.report import Report
-from playground.settings import DYNAMICS, MODES, Settings, cycle
-from playground.textsafe import visible
+from playground.engine.matrix import combinations
+from playground.engine.report import Report
+from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
+from playground.engine.textsafe import visible
 from tui.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
 from tui.engine import Engine
 from tui.exporting import shown, write_markdown

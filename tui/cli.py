@@ -33,7 +33,7 @@ def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, 
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
     `settings_overrides` are the CLI's setting flags, only those given and already typed
-    (`playground.settings.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
+    (`playground.engine.settings.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     """
     from tui.engine import real_engine

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from playground.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, config_arg
+from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, config_arg
 from tui.keys import KEYS, Key
 
 

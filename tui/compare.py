@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from playground.history import Change, Entry, History, changes, describe, source_diff
+from playground.engine.history import Change, Entry, History, changes, describe, source_diff
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
 
 

@@ -1,12 +1,12 @@
-"""What the app needs from an engine: `playground.client.WorkerClient`, or a fake in tests."""
+"""What the app needs from an engine: `playground.engine.client.WorkerClient`, or a fake in tests."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from playground.errors import RunCancelled
-from playground.settings import Settings
+from playground.engine.errors import RunCancelled
+from playground.engine.settings import Settings
 
 
 class Engine(Protocol):
@@ -39,6 +39,6 @@ def is_run_cancelled(exc: BaseException) -> bool:
 
 def real_engine(**kwargs: Any) -> Engine:
     """The torch worker client; imported here, late, so tests never need it."""
-    from playground.client import WorkerClient
+    from playground.engine.client import WorkerClient
 
     return WorkerClient(**kwargs)

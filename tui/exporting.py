@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from playground.exports import markdown_report, marked, unique_path, write_trace
+from playground.engine.exports import markdown_report, marked, unique_path, write_trace
 
 #: Where `t` writes traces, under the current folder (one file per trace, never replaced).
 TRACE_DIR = "compile-playground-trace"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playground.settings import Settings, resolve_settings
-from playground.snippet import read_regular_bytes
+from playground.engine.settings import Settings, resolve_settings
+from playground.engine.snippet import read_regular_bytes
 from tui.app import PlaygroundApp
 from tui.engine import Engine
 

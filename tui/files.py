@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from playground.textsafe import visible
+from playground.engine.textsafe import visible
 
 
 def bundled_snippets_dir() -> Path:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from playground.report import GraphBreak, Report
+from playground.engine.report import GraphBreak, Report
 
 #: torch's link to the graph-break site page names the GB id: .../gb/gb0059.html.
 _GB_LINK = re.compile(r"/gb/(gb\d+)\.html", re.IGNORECASE)

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.message import Message
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 
 
 @dataclass

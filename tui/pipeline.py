@@ -25,11 +25,11 @@ from textual import work
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from playground.history import History
-from playground.report import Report
-from playground.settings import Settings, resolve_settings
-from playground.snippet import literal_settings, read_regular_bytes
-from playground.textsafe import visible, visible_data
+from playground.engine.history import History
+from playground.engine.report import Report
+from playground.engine.settings import Settings, resolve_settings
+from playground.engine.snippet import literal_settings, read_regular_bytes
+from playground.engine.textsafe import visible, visible_data
 from tui.compare import Comparison, since_previous
 from tui.engine import Engine, is_run_cancelled
 from tui.exporting import TRACE_DIR, has_trace, save_trace, shown, without_trace
@@ -227,7 +227,7 @@ class RunPipeline(_Base):
 
     def start_watching(self) -> None:
         try:
-            from playground.watch import SnippetWatcher
+            from playground.engine.watch import SnippetWatcher
         except ImportError:
             self.notify("file watching unavailable: press r to rerun", severity="warning")
             return

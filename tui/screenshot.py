@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 from tui.factory import make_app
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground.report import Report, RunError
-from playground.settings import Settings
+from playground.engine.report import Report, RunError
+from playground.engine.settings import Settings
 from tui.compare import Comparison
 
 #: Progress phases from the engine, as the summary bar words them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from playground.settings import Settings, dynamic_name
+from playground.engine.settings import Settings, dynamic_name
 from tui.findings import refusal_words
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.state import View

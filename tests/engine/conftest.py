@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.settings import Settings
-from playground.sync import SyncWorker
+from playground.engine.settings import Settings
+from playground.engine.sync import SyncWorker
 
 EAGER = Settings(backend="eager")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.snippet import SnippetError, literal_settings, read_snippet
+from playground.engine.snippet import SnippetError, literal_settings, read_snippet
 
 CONTRACT_KEYS = {
     "torch_version",
@@ -174,7 +174,7 @@ def test_read_snippet_errors(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     # Root reads any file whatever its mode, so the refusal is simulated.
-    monkeypatch.setattr("playground.snippet.read_regular_bytes", deny)
+    monkeypatch.setattr("playground.engine.snippet.read_regular_bytes", deny)
     with pytest.raises(SnippetError) as info:
         read_snippet(p)
     assert info.value.error["type"] == "PermissionError"

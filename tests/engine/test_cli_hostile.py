@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.exports import ExportError, is_our_export, marked, write_export
+from playground.engine.exports import ExportError, is_our_export, marked, write_export
 from tests.faults import GOOD
 from tests.processes import live_processes
 from tests.watching import WatchProcess

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from playground.client import RunCancelled
-from playground.settings import Settings
-from playground.sync import SyncWorker
+from playground.engine.client import RunCancelled
+from playground.engine.settings import Settings
+from playground.engine.sync import SyncWorker
 
 SLOW = """
 import time

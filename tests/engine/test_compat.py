@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from playground import compat
-from playground.capture import parse_graph_break, parse_guard_tree
+from playground.worker import compat
+from playground.worker.capture import parse_graph_break, parse_guard_tree
 
 DUP_BREAK = (
     "Graph break (user stack suppressed due to duplicate graph break) in user code at /s/snip.py:7\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from playground.capture import PHASES
-from playground.report import Report
-from playground.settings import Settings
-from playground.textreport import render
+from playground.cli.textreport import render
+from playground.engine.report import Report
+from playground.engine.settings import Settings
+from playground.worker.capture import PHASES
 
 from .conftest import run
 

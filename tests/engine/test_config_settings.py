@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from playground.cli import parse
-from playground.history import Entry, changes, settings_changes
-from playground.report import Report
-from playground.settings import (
+from playground.cli.main import parse
+from playground.engine.history import Entry, changes, settings_changes
+from playground.engine.report import Report
+from playground.engine.settings import (
     COMMON_CONFIG,
     STANCES,
     Settings,

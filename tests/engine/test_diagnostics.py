@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 
 from .conftest import EAGER, run
 

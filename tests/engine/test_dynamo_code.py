@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import dynamo_code
+from playground.worker import dynamo_code
 
 from .conftest import run
 

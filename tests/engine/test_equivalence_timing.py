@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 
 from .conftest import EAGER, run
 

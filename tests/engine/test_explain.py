@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from playground.report import Report
-from playground.settings import Settings
-from playground.textreport import render
+from playground.cli.textreport import render
+from playground.engine.report import Report
+from playground.engine.settings import Settings
 
 from .conftest import run
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from playground.exports import markdown_report
+from playground.engine.exports import markdown_report
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "tui" / "fixtures" / "why_recompile_lr.json"

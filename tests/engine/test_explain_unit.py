@@ -1,10 +1,10 @@
-"""playground/explain.py on canned strings, no torch: the text below is what torch 2.13 printed
+"""playground/engine/explain.py on canned strings, no torch: the text below is what torch 2.13 printed
 for snippets/why_recompile.py-like code (copied from its guard dump and recompiles_verbose log,
 the snippet at /tmp/h7/why.py, which torch's comments shorten to `mp/h7/why.py`)."""
 
 from __future__ import annotations
 
-from playground import explain
+from playground.engine import explain
 
 SNIPPET = "/tmp/h7/why.py"
 
@@ -265,7 +265,7 @@ def test_call_summaries_say_which_entry_ran_and_why():
 
 
 def test_dynamos_builtins_alias_reads_as_the_builtin() -> None:
-    from playground.explain import user_name
+    from playground.engine.explain import user_name
 
     assert user_name("G['__builtins_dict___13']['print']") == "print"
     assert user_name("__builtins_dict___2['len']") == "len"

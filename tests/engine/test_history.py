@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from playground.history import History, changes, describe, source_diff
-from playground.report import Report
+from playground.engine.history import History, changes, describe, source_diff
+from playground.engine.report import Report
 
 
 def report(**kw) -> Report:
@@ -51,7 +51,7 @@ def test_speedup_noise_is_not_news_and_labels_fit_80_columns():
 
 
 def test_markdown_report_with_missing_timing_fields():
-    from playground.exports import markdown_report
+    from playground.engine.exports import markdown_report
 
     md = markdown_report(dict(report().raw, timings={"compile_s": None, "speedup": None, "device": "cpu"}))
     assert "cold first call (compile included): n/a" in md

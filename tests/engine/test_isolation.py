@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from playground.settings import Settings
-from playground.sync import SyncWorker
+from playground.engine.settings import Settings
+from playground.engine.sync import SyncWorker
 from tests.processes import any_running
 
 ROOT = Path(__file__).resolve().parents[2]

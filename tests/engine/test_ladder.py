@@ -15,16 +15,15 @@ import textwrap
 
 import pytest
 
-from playground.matrix import (
+from playground.cli.matrixcmd import format_ladder, format_table
+from playground.engine.matrix import (
     LADDER_BACKENDS,
     Cell,
     first_divergence,
-    format_ladder,
-    format_table,
     ladder_stages,
     ladder_summary,
 )
-from playground.settings import Settings
+from playground.engine.settings import Settings
 
 BASE = Settings(config=(("dynamo.capture_scalar_outputs", True),), fullgraph=True)
 

@@ -1,6 +1,6 @@
 """The settings parser on arbitrary input (hypothesis), and its documented behaviour.
 
-Contract of playground.settings: `resolve_settings`, `settings_from_mapping`,
+Contract of playground.engine.settings: `resolve_settings`, `settings_from_mapping`,
 `read_snippet_settings` and `snippet_settings_error` never raise; `check_value` raises only
 `SettingsError`; valid settings round-trip through a SETTINGS literal and through to_dict.
 """
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from playground.settings import (
+from playground.engine.settings import (
     DEVICES,
     MODES,
     SETTING_KEYS,
@@ -24,7 +24,7 @@ from playground.settings import (
     settings_from_mapping,
     snippet_settings_error,
 )
-from playground.snippet import literal_settings
+from playground.engine.snippet import literal_settings
 
 valid_settings = st.builds(
     Settings,

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable
 from tui_fakes import FakeEngine, base_report, plain, settle
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 from tui.commands import SwitchCommands
 from tui.factory import make_app
 from tui.screens.matrix import MatrixScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, pane_text, plain, settle
 
-from playground.report import Report
+from playground.engine.report import Report
 from tui.factory import make_app
 from tui.panes.dynamo_code import NOT_ASKED, render_dynamo_code
 

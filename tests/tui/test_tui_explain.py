@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from playground.report import Report
+from playground.engine.report import Report
 from tui.panes import render_guards, render_recompiles, render_source
 
 FIXTURE = Path(__file__).parent / "fixtures" / "why_recompile_lr.json"

@@ -19,8 +19,8 @@ from pathlib import Path
 from textual.widgets import Static, TabbedContent
 from tui_fakes import bar_text, plain
 
-from playground.client import WorkerClient
-from playground.settings import Settings
+from playground.engine.client import WorkerClient
+from playground.engine.settings import Settings
 from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive, save_good
 from tui.factory import make_app
 

@@ -23,9 +23,9 @@ from tui_fakes import (
     snapshot_app,
 )
 
-from playground.report import Report
-from playground.speedup import speedup_note, speedup_reasons
-from playground.textreport import render
+from playground.cli.textreport import render
+from playground.engine.report import Report
+from playground.engine.speedup import speedup_note, speedup_reasons
 from tui.factory import make_app
 from tui.findings import missing_backend, refusal_words, refused_break
 from tui.keys import FOOTER, KEYS, markdown_table

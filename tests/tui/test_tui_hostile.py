@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from tui_fakes import FakeEngine, bar_text, base_report, pane_text, settle
 
-from playground.report import Report
-from playground.settings import Settings
-from playground.textreport import render as text_report
-from playground.textsafe import visible, visible_data
+from playground.cli.textreport import render as text_report
+from playground.engine.report import Report
+from playground.engine.settings import Settings
+from playground.engine.textsafe import visible, visible_data
 from tui.factory import make_app
 from tui.keys import PANES
 

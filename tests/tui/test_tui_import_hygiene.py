@@ -16,7 +16,7 @@ import tui
 names = [m.name for m in pkgutil.walk_packages(tui.__path__, "tui.")]
 for name in names:
     importlib.import_module(name)
-import playground.client, playground.watch  # what the app loads to run and watch
+import playground.engine.client, playground.engine.watch  # what the app loads to run and watch
 assert "tui.app" in sys.modules and len(names) > 20, names
 bad = sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))
 print("torch modules:", bad)

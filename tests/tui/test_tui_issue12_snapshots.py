@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tui_fakes import FIXTURES, base_report, canned, pressing, settle, snapshot_app
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 from tui.screens.matrix import MatrixScreen
 
 #: Canned compile time by phase per ladder stage (s): Dynamo's part, then the backend's.

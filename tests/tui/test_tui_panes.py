@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tui_fakes import FIXTURES, load_fixture, plain
 
-from playground.report import Report
+from playground.engine.report import Report
 from tui.panes import (
     render_breaks,
     render_equivalence,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tui_fakes import bar_text, pane_text, settle
 
-from playground.client import WorkerClient
+from playground.engine.client import WorkerClient
 from tui.factory import make_app
 from tui.messages import SnippetChanged
 

@@ -14,8 +14,8 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 from tui_fakes import FakeEngine, canned, pane_text, plain, settle
 
-from playground.report import Report
-from playground.settings import Settings
+from playground.engine.report import Report
+from playground.engine.settings import Settings
 from tui.factory import make_app
 from tui.keys import PANES
 from tui.screens import main

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tui_fakes import load_fixture, plain
 
-from playground.report import Report
-from playground.settings import Settings
+from playground.engine.report import Report
+from playground.engine.settings import Settings
 from tui.keys import KEYS, PANES, markdown_table
 from tui.state import RunState, View
 from tui.summary import settings_text, summary_text, title_text

@@ -14,7 +14,7 @@ from pathlib import Path
 from textual.widgets import TabbedContent
 from tui_fakes import bar_text, pane_text
 
-from playground.client import WorkerClient
+from playground.engine.client import WorkerClient
 from tests.faults import GOOD
 from tui.factory import make_app
 from tui.state import View

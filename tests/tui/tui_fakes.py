@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playground.errors import RunCancelled
-from playground.settings import Settings
+from playground.engine.errors import RunCancelled
+from playground.engine.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from playground.report import GraphBreak, Report
+from playground.engine.report import GraphBreak, Report
 from tui.findings import refused_break
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
 

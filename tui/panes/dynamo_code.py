@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from playground.report import DynamoCode, Report
+from playground.engine.report import DynamoCode, Report
 from tui.panes.common import DIM, HEADING, WARN
 
 _KIND_WORDS = {

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.report import Comparison, Report
+from playground.engine.report import Comparison, Report
 from tui.panes.common import BAD, DIM, GOOD, HEADING, number, verdict
 
 

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from playground.report import Graph, Report
+from playground.engine.report import Graph, Report
 from tui.panes.common import DIM, HEADING, plural
 
 #: Up to this many graphs get a line each; more (a recompile storm) get one line of numbers,

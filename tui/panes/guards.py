@@ -13,8 +13,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.explain import short_guard
-from playground.report import GuardDetail, Report
+from playground.engine.explain import short_guard
+from playground.engine.report import GuardDetail, Report
 from tui.panes.common import BAD, DIM, HEADING, WARN, plural
 from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from playground.report import Report
+from playground.engine.report import Report
 from tui.panes.common import BAD, DIM, HEADING
 
 

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from playground.report import RecompileDetail, Report
+from playground.engine.report import RecompileDetail, Report
 from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural
 from tui.panes.reasons import parse_reasons, split_comment
 

@@ -13,7 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from playground.report import GraphBreak, Recompile, Report, RunError
+from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural
 from tui.panes.reasons import parse_reasons

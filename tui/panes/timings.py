@@ -9,9 +9,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground import phases
-from playground.report import Report, Timings
-from playground.speedup import speedup_reasons
+from playground.engine import phases
+from playground.engine.report import Report, Timings
+from playground.engine.speedup import speedup_reasons
 from tui.panes.common import BAD, DIM, HEADING, WARN, number
 
 _CACHE_WORDS = {
@@ -76,7 +76,7 @@ def timed_words(report: Report, timings: Timings) -> str:
         call = f"call {timings.timed_call}{of} of inputs()"
     else:
         call = "one call of inputs()"
-    # The worker times `fn(*args)` alone (playground/timing.py): the gradient check's backward
+    # The worker times `fn(*args)` alone (playground/worker/timing.py): the gradient check's backward
     # pass is not in these figures.
     return f"timed: {call}, forward only (no backward)"
 

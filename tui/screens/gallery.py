@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from playground.textsafe import visible
+from playground.engine.textsafe import visible
 from tui.files import GalleryEntry
 
 

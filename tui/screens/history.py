@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from playground.history import Entry, History
+from playground.engine.history import Entry, History
 from tui.compare import Comparison, render_comparison
 from tui.panes.common import DIM
 from tui.widgets import PaneView

@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
-from playground.report import Report
+from playground.engine.report import Report
 from tui import panes
 from tui.compare import Comparison, changes_text, render_since
 from tui.findings import refused_break

@@ -27,9 +27,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from playground.matrix import Cell, ladder_stages, ladder_summary, phase_split_words, run_matrix
-from playground.settings import Settings, dynamic_name
-from playground.textsafe import visible
+from playground.engine.matrix import Cell, ladder_stages, ladder_summary, phase_split_words, run_matrix
+from playground.engine.settings import Settings, dynamic_name
+from playground.engine.textsafe import visible
 from tui.engine import Engine, is_run_cancelled
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.widgets import Bar

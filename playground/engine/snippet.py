@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playground.report import blank_report
-from playground.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
+from playground.engine.report import blank_report
+from playground.engine.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
 
 
 class SnippetError(Exception):
@@ -100,7 +100,7 @@ def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None =
 def literal_settings(text: str) -> dict[str, Any]:
     """The valid keys of the snippet's module-level SETTINGS, read without running the snippet
     (the UI needs its initial toggles before the worker has torch). The problems in it are
-    reported by `playground.settings.snippet_settings_error`, not here."""
+    reported by `playground.engine.settings.snippet_settings_error`, not here."""
     snippet = read_snippet_settings(text)
     return {key: value for key, value in snippet.given.items() if _valid(key, value)}
 

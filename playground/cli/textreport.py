@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from playground import phases
-from playground.report import Report
-from playground.speedup import speedup_reasons
-from playground.textsafe import visible
+from playground.engine import phases
+from playground.engine.report import Report
+from playground.engine.speedup import speedup_reasons
+from playground.engine.textsafe import visible
 
 
 def _fmt_ms(value: float | None) -> str:

@@ -11,8 +11,8 @@ import difflib
 import time
 from dataclasses import dataclass, field
 
-from playground.report import Report
-from playground.settings import Settings, config_word
+from playground.engine.report import Report
+from playground.engine.settings import Settings, config_word
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The newest content always wins: a save during a run cancels it, and a report whose content is
 older than a save seen since is never printed after a newer one. A save of a module the snippet
 imports from its folder reruns it too. Signals and the client's close are the caller's
-(`playground.cli.guarded`).
+(`playground.cli.main.guarded`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import json
 import sys
 from typing import Any
 
-from playground.client import RunCancelled, WorkerClient, WorkerUnavailable
-from playground.report import Report
-from playground.settings import overrides_of
-from playground.snippet import prepare_run
-from playground.textreport import render
-from playground.watch import SnippetWatcher
+from playground.cli.textreport import render
+from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
+from playground.engine.report import Report
+from playground.engine.settings import overrides_of
+from playground.engine.snippet import prepare_run
+from playground.engine.watch import SnippetWatcher
 
 
 def _print_line(obj: dict[str, Any]) -> None:

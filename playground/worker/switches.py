@@ -1,5 +1,5 @@
 """Torch's own switches for one run: config keys, the stance, error_on_graph_break. Runs inside
-the worker (imports torch); the torch-free side only checks their shape (playground.settings).
+the worker (imports torch); the torch-free side only checks their shape (playground.engine.settings).
 
 The keys are checked here against torch's real config modules, so a key this torch does not
 have, or a value of the wrong type, is a `settings` error naming it, never a silent no-op. The
@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from playground import compat
+from playground.worker import compat
 
 #: The config module behind each prefix of a settings key (private names: compat.py).
 _MODULES = compat.CONFIG_MODULES

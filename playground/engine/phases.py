@@ -3,7 +3,7 @@ Markdown export). Torch-free: it reads the report's `compile_phases` extension."
 
 from __future__ import annotations
 
-from playground.report import PHASE_KEYS, PHASE_WORDS, CompilePhase, Report
+from playground.engine.report import PHASE_KEYS, PHASE_WORDS, CompilePhase, Report
 
 
 def _s(value: float) -> str:

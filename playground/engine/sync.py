@@ -11,8 +11,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from playground.client import EventHandler, WorkerClient
-from playground.settings import Settings
+from playground.engine.client import EventHandler, WorkerClient
+from playground.engine.settings import Settings
 
 T = TypeVar("T")
 

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from playground.client import WorkerClient, WorkerUnavailable
-from playground.report import Report
-from playground.settings import (
+from playground.engine.client import WorkerClient, WorkerUnavailable
+from playground.engine.report import Report
+from playground.engine.settings import (
     DEVICES,
     MAX_MIN_RUN_TIME_S,
     MAX_TIMEOUT_S,
@@ -29,7 +29,7 @@ from playground.settings import (
     seconds_arg,
     stance_arg,
 )
-from playground.snippet import prepare_run
+from playground.engine.snippet import prepare_run
 
 COMMANDS = ("check", "watch", "matrix", "app")
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
@@ -153,7 +153,7 @@ def _protected(args: argparse.Namespace, report: dict[str, Any]) -> list[Path]:
 def _write_exports(report: dict[str, Any], args: argparse.Namespace) -> bool:
     """--trace and --markdown FILE; a refusal or a failed write is one line on stderr (the
     report still prints). False when something asked for was not written."""
-    from playground.exports import ExportError, markdown_report, marked, trace_error, write_export, write_trace
+    from playground.engine.exports import ExportError, markdown_report, marked, trace_error, write_export, write_trace
 
     ok = True
     if args.trace:
@@ -194,13 +194,13 @@ async def _check(args: argparse.Namespace, client: WorkerClient) -> int:
     await client.close()
     written = _write_exports(report, args)
     if args.markdown == "-":
-        from playground.exports import markdown_report
+        from playground.engine.exports import markdown_report
 
         sys.stdout.write(markdown_report(report))
     if args.json:
         sys.stdout.write(json.dumps(_public(report)) + "\n")
     elif args.markdown != "-":
-        from playground.textreport import render
+        from playground.cli.textreport import render
 
         print(render(Report.from_dict(report)))
     code = exit_code(report, args)
@@ -287,12 +287,12 @@ def _main(argv: list[str] | None) -> int:
         args = parse("check", rest)
         return _run_guarded(lambda client: _check(args, client), args.timeout)
     if command == "watch":
-        from playground.watchcmd import watch
+        from playground.cli.watchcmd import watch
 
         args = parse("watch", rest)
         return _run_guarded(lambda client: watch(args, client), args.timeout)
     if command == "matrix":
-        from playground.matrix import matrix_main
+        from playground.cli.matrixcmd import matrix_main
 
         return matrix_main(rest)
     return _app(rest)

@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground import compat, dynamo_code, explain
+from playground.engine import explain
+from playground.worker import compat, dynamo_code
 
 _BREAK_HEAD = re.compile(
     r"Graph break(?: \(user stack suppressed[^)]*\))? in user code at (?P<file>.*?):(?P<line>\d+)\n"

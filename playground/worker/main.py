@@ -1,6 +1,6 @@
 """The worker: a template process that imports torch once, and one forked child per run.
 
-Started by playground.client as `python -m playground.worker`. The protocol is one JSON object
+Started by playground.engine.client as `python -m playground.worker.main`. The protocol is one JSON object
 per line in each direction (no pickle: nothing of the user's crosses the boundary but JSON).
 
 Why a child per run: a snippet can change anything in the process it runs in (torch's config
@@ -39,7 +39,7 @@ import time
 from collections import deque
 from typing import Any
 
-from playground import procs
+from playground.worker import procs
 
 #: What the report keeps of the snippet's output: the head and the tail.
 OUTPUT_HEAD = 48 * 1024
@@ -194,8 +194,8 @@ def rss_mb() -> float:
 def _internal_error(request: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     import torch
 
-    from playground.report import blank_report
-    from playground.runner import failure
+    from playground.engine.report import blank_report
+    from playground.worker.runner import failure
 
     error = failure("worker", exc, request.get("path", ""), "internal error in compile-playground's worker").error
     error["line"] = None
@@ -238,8 +238,8 @@ class Template:
         started = time.perf_counter()
         import torch
 
-        from playground import compat, switches
-        from playground.capture import Capturer
+        from playground.worker import compat, switches
+        from playground.worker.capture import Capturer
 
         self.capturer = Capturer()
         warm_s = self._warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
@@ -302,8 +302,8 @@ class Template:
         """Run a tiny snippet through the whole experiment in the template, then forget it:
         children inherit Dynamo's and (for inductor) Inductor's one-time start-up, and nothing
         of the run itself (reset and counters are cleared again in every child)."""
-        from playground import compat
-        from playground.runner import Experiment
+        from playground.worker import compat
+        from playground.worker.runner import Experiment
 
         started = time.perf_counter()
         fd, path = tempfile.mkstemp(prefix="compile-playground-warmup-", suffix=".py")
@@ -623,7 +623,7 @@ def _spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) -
     try:
         _become_child(template, parent)
         if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0":
-            from playground import compat
+            from playground.worker import compat
 
             template._warm("eager")
             with OutputCapture():
@@ -656,7 +656,7 @@ def _become_child(template: Template, parent: int) -> None:
 
 
 def _run_in_child(template: Template, request: dict[str, Any]) -> None:
-    from playground.runner import Experiment
+    from playground.worker.runner import Experiment
 
     channel = template.channel
     run_id = request.get("id")

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playground import phases
-from playground.explain import short_guard
-from playground.report import Report
+from playground.engine import phases
+from playground.engine.explain import short_guard
+from playground.engine.report import Report
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
 #: the file it would replace is ours. An HTML comment, so it is invisible once rendered.

@@ -20,9 +20,9 @@ from typing import Any
 
 import torch
 
-from playground import compat, equivalence, switches, timing
-from playground.capture import Capturer, RunCapture, snippet_line_in_text
-from playground.report import blank_report
+from playground.engine.report import blank_report
+from playground.worker import compat, equivalence, switches, timing
+from playground.worker.capture import Capturer, RunCapture, snippet_line_in_text
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -205,7 +205,7 @@ class Experiment:
             "mode": s.get("mode"),
             "device": s.get("device") or "cpu",
             "cold": bool(s.get("cold", False)),
-            # Torch's own switches (issue 12): applied around the run by playground.switches.
+            # Torch's own switches (issue 12): applied around the run by playground.worker.switches.
             "config": dict(s.get("config") or {}),
             "stance": s.get("stance") or "default",
             "error_on_graph_break": bool(s.get("error_on_graph_break", False)),

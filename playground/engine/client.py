@@ -3,7 +3,7 @@
 Shared by the CLI (`check`, `watch`, `matrix`) and the Textual app, which injects it as its
 engine. Everything is asyncio so the app's event loop never blocks on the worker.
 
-The worker (playground/worker.py) is a template process that forks one child per run. A cancel
+The worker (playground/worker/main.py) is a template process that forks one child per run. A cancel
 or a timeout kills that child and the template stays; only the template's own death (or a
 template that stops answering) brings a restart, which pays the torch import again.
 """
@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from playground.errors import RunCancelled, WorkerUnavailable
-from playground.report import blank_report
-from playground.settings import Settings, snippet_settings_error
-from playground.snippet import SnippetError, read_snippet, snippet_line_in_stack
+from playground.engine.errors import RunCancelled, WorkerUnavailable
+from playground.engine.report import blank_report
+from playground.engine.settings import Settings, snippet_settings_error
+from playground.engine.snippet import SnippetError, read_snippet, snippet_line_in_stack
 
 EventHandler = Callable[[dict[str, Any]], None]
 

@@ -8,7 +8,7 @@ explains the figure, no reason is given. The Timing pane and `check`'s text repo
 
 from __future__ import annotations
 
-from playground.report import Report
+from playground.engine.report import Report
 
 #: Inside this band a speedup needs no explanation (and on a shared machine is partly noise).
 LOW, HIGH = 0.5, 2.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground.settings import Settings
+from playground.engine.settings import Settings
 
 
 def blank_report(

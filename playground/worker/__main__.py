@@ -1,0 +1,3 @@
+from playground.worker.main import main
+
+main()
