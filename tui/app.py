@@ -167,7 +167,7 @@ class PlaygroundApp(RunPipeline, App[None]):
         if report is None:
             self.notify("no result to write yet", severity="warning")
             return
-        self.write_markdown_report(report.raw)
+        self.write_markdown_report(report.to_dict())
 
     def shown_report(self) -> Report | None:
         """The newest run's report when the worker made it (a refused compile is worth a

@@ -490,7 +490,7 @@ class RunPipeline(_Base):
         # the current result (never STALE), the refused line marked as a break.
         if report.error is None or refused_break(report) is not None:
             self._good, self._good_generation = report, message.generation
-            duration = report.duration_s or report.raw.get("wall_s")
+            duration = report.duration_s or report.wall_s
             if duration is None and self._started_at is not None:
                 duration = self._clock() - self._started_at
             self._set_run(RunState("done", duration_s=duration))

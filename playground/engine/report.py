@@ -7,7 +7,12 @@ a consumer of the contract may ignore them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 from playground.engine.settings import Settings
@@ -41,118 +46,204 @@ def blank_report(
     }
 
 
-def _tuple(items: Any, build: Any) -> tuple[Any, ...]:
-    return tuple(build(item) for item in (items or ()))
+# --- the wire codec: one to_dict/from_dict for every class below ------------------------------
+#
+# Each report class is a frozen dataclass whose fields are declared in the order the JSON object
+# lists its keys, so `to_dict` reproduces torch-free, byte for byte, what the worker has always
+# written (tests/engine/test_report_wire.py pins it on every fixture). Field metadata, set with
+# `wire(...)`, covers the few places where the JSON is not the field list: another key name
+# (`pass`), a key that is absent rather than empty, a nested group flattened into the top level,
+# a mapping kept as pairs, and old spellings still read from canned reports.
+
+_WIRE = "wire"
 
 
-@dataclass(frozen=True)
-class GraphBreak:
-    """One distinct break site, as torch's graph_breaks log reported it."""
+def wire(
+    default: Any = None,
+    *,
+    key: str = "",
+    omit: Callable[[Any], bool] | None = None,
+    flatten: bool = False,
+    pairs: bool = False,
+    aliases: tuple[str, ...] = (),
+    factory: Callable[[], Any] | None = None,
+) -> Any:
+    """A dataclass field with wire metadata. `omit(obj)` leaves the key out for that object."""
+    meta = {_WIRE: {"key": key, "omit": omit, "flatten": flatten, "pairs": pairs, "aliases": aliases}}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
 
-    reason: str
-    hint: str
-    file: str
-    line: int | None
-    count: int
-    gb_id: str | None = None
-    gb_type: str | None = None
-    explanation: str = ""
-    hints: tuple[str, ...] = ()
-    #: "Graph break in user code" (the text of the first log record for this site).
-    detail: str = ""
+
+def _meta(f: Field[Any]) -> dict[str, Any]:
+    return f.metadata.get(_WIRE) or {"key": "", "omit": None, "flatten": False, "pairs": False, "aliases": ()}
+
+
+@functools.cache
+def _plan(cls: type) -> tuple[tuple[Field[Any], dict[str, Any], Any], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple((f, _meta(f), hints[f.name]) for f in fields(cls) if f.init)
+
+
+def _freeze(value: Any) -> Any:
+    """JSON containers as immutable values: lists become tuples, objects read-only mappings."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Wire):
+        return value.to_dict()
+    if isinstance(value, Settings):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+def _read(hint: Any, value: Any, default: Any) -> Any:
+    """One JSON value as the field's type; a missing or null value gives the default."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        if value is None:
+            return None
+        return _read(next(a for a in args if a is not type(None)), value, default)
+    if value is None:
+        return default
+    if isinstance(hint, type) and issubclass(hint, Wire):
+        return hint.from_dict(value)
+    if hint is Settings:
+        return Settings.from_dict(value)
+    if origin is tuple and args and args[-1] is Ellipsis:
+        return tuple(_read(args[0], v, None) for v in (value if isinstance(value, (list, tuple)) else ()))
+    if hint is float:
+        # A phase time torch did not report reads as zero, never as a string in a sum.
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    if hint is bool:
+        return bool(value)
+    if hint is str:
+        return value if isinstance(value, str) else str(value)
+    return _freeze(value)
+
+
+class Wire:
+    """The codec shared by every report class: `to_dict` for the wire and the JSON output,
+    `from_dict` for what comes back (a canned report may lack keys: they take the defaults)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f, meta, _ in _plan(type(self)):
+            value = getattr(self, f.name)
+            if meta["omit"] is not None and meta["omit"](self):
+                continue
+            if meta["flatten"]:
+                out.update(value.to_dict())
+            elif meta["pairs"]:
+                out[meta["key"] or f.name] = {k: v for k, v in value}
+            else:
+                out[meta["key"] or f.name] = _thaw(value)
+        return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GraphBreak:
-        return cls(
-            reason=d.get("reason", ""),
-            hint=d.get("hint", "") or "",
-            file=d.get("file", "") or "",
-            line=d.get("line"),
-            count=int(d.get("count", 1)),
-            gb_id=d.get("gb_id"),
-            gb_type=d.get("gb_type"),
-            explanation=d.get("explanation", "") or "",
-            hints=tuple(d.get("hints") or ()),
-            detail=d.get("detail", "") or "",
-        )
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
+        data = data or {}
+        values: dict[str, Any] = {}
+        for f, meta, hint in _plan(cls):
+            if meta["flatten"]:
+                values[f.name] = hint.from_dict(data)
+                continue
+            raw = data.get(meta["key"] or f.name)
+            for alias in meta["aliases"]:
+                if raw is None or raw == "":
+                    raw = data.get(alias)
+            default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+            if meta["pairs"]:
+                pairs = raw.items() if isinstance(raw, Mapping) else ()
+                values[f.name] = tuple((str(k), str(v)) for k, v in pairs) if pairs else default
+            else:
+                values[f.name] = _read(hint, raw, default)
+        return cls(**values)
+
+    @classmethod
+    def wire_keys(cls) -> frozenset[str]:
+        """Every key this class reads (the test for unknown keys uses it)."""
+        keys: set[str] = set()
+        for f, meta, hint in _plan(cls):
+            if meta["flatten"]:
+                keys |= hint.wire_keys()
+            else:
+                keys.add(meta["key"] or f.name)
+                keys.update(meta["aliases"])
+        return frozenset(keys)
+
+
+def _absent_if_none(name: str) -> Callable[[Any], bool]:
+    return lambda obj: getattr(obj, name) is None
+
+
+def _absent_if_empty(name: str) -> Callable[[Any], bool]:
+    return lambda obj: not getattr(obj, name)
 
 
 @dataclass(frozen=True)
-class Recompile:
-    function: str
-    reasons: tuple[str, ...]
+class GraphBreak(Wire):
+    """One distinct break site, as torch's graph_breaks log reported it."""
+
+    reason: str = ""
+    hint: str = ""
+    hints: tuple[str, ...] = ()
+    explanation: str = ""
+    gb_id: str | None = None
+    gb_type: str | None = None
+    file: str = ""
+    line: int | None = None
+    #: "Graph break in user code" (the text of the first log record for this site).
+    detail: str = ""
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Recompile(Wire):
+    function: str = ""
+    reasons: tuple[str, ...] = ()
     compile_id: str | None = None
     line: int | None = None
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Recompile:
-        return cls(
-            function=d.get("function", ""),
-            reasons=tuple(d.get("reasons") or ()),
-            compile_id=d.get("compile_id"),
-            line=d.get("line"),
-        )
-
 
 @dataclass(frozen=True)
-class GuardSet:
+class GuardSet(Wire):
     """The guards of one compiled cache entry (one frame compile id such as 0/1)."""
 
-    compile_id: str
-    guards: tuple[str, ...]
+    compile_id: str = ""
     function: str = ""
     line: int | None = None
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GuardSet:
-        return cls(
-            compile_id=str(d.get("compile_id", "")),
-            guards=tuple(d.get("guards") or ()),
-            function=d.get("function", "") or "",
-            line=d.get("line"),
-        )
+    guards: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class Graph:
+class Graph(Wire):
     """One FX graph handed to the backend, and, with Inductor, the code it generated."""
 
-    index: int
-    compile_id: str | None
-    code: str
+    index: int = 0
+    compile_id: str | None = None
+    code: str = ""
     op_count: int = 0
     output_code: str | None = None
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Graph:
-        return cls(
-            index=int(d.get("index", 0)),
-            compile_id=d.get("compile_id"),
-            code=d.get("code", ""),
-            op_count=int(d.get("op_count", 0)),
-            output_code=d.get("output_code"),
-        )
-
 
 @dataclass(frozen=True)
-class RunError:
-    kind: str  # "compile" | "snippet" | "worker" | "settings"
-    type: str
-    message: str
+class RunError(Wire):
+    kind: str = "worker"  # "compile" | "snippet" | "worker" | "settings"
+    type: str = ""
+    message: str = ""
     line: int | None = None
     detail: str = ""
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> RunError | None:
-        if not d:
-            return None
-        return cls(
-            kind=d.get("kind", "worker"),
-            type=d.get("type", ""),
-            message=d.get("message", ""),
-            line=d.get("line"),
-            detail=d.get("detail", "") or "",
-        )
 
     def one_line(self) -> str:
         where = f" (line {self.line})" if self.line else ""
@@ -160,196 +251,121 @@ class RunError:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Wire):
     """One output leaf or one gradient, eager against compiled."""
 
-    name: str
-    max_abs: float | None
-    max_rel: float | None
-    ok: bool
+    name: str = wire("", aliases=("path",))
     call: int = 1
+    dtype: str = ""
+    max_abs: float | None = None
+    max_rel: float | None = None
     atol: float | None = None
     rtol: float | None = None
-    dtype: str = ""
+    ok: bool = False
+    #: False for a leaf that could not be compared (a generator, an object whose == raised).
+    compared: bool = True
     note: str = ""
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Comparison:
-        return cls(
-            name=d.get("name") or d.get("path") or "",
-            max_abs=d.get("max_abs"),
-            max_rel=d.get("max_rel"),
-            ok=bool(d.get("ok")),
-            call=int(d.get("call", 1)),
-            atol=d.get("atol"),
-            rtol=d.get("rtol"),
-            dtype=d.get("dtype", "") or "",
-            note=d.get("note", "") or "",
-        )
 
 
 @dataclass(frozen=True)
-class Equivalence:
-    ok: bool
-    outputs: tuple[Comparison, ...]
-    grads: tuple[Comparison, ...]
+class Equivalence(Wire):
+    ok: bool = False
+    outputs: tuple[Comparison, ...] = ()
+    grads: tuple[Comparison, ...] = ()
     note: str = ""
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Equivalence | None:
-        if not d:
-            return None
-        return cls(
-            ok=bool(d.get("ok")),
-            outputs=_tuple(d.get("outputs"), Comparison.from_dict),
-            grads=_tuple(d.get("grads"), Comparison.from_dict),
-            note=d.get("note", "") or "",
-        )
 
 
 @dataclass(frozen=True)
-class Timings:
-    compile_s: float | None
-    eager_ms: float | None
-    compiled_ms: float | None
-    speedup: float | None
-    device: str
+class Timings(Wire):
+    note: str = ""
+    compile_s: float | None = None
+    device: str = "cpu"
+    #: "hit", "miss", "partial", "disabled" or "n/a" (backends without Inductor's caches).
+    compile_cache: str = "n/a"
+    #: Inductor's FX graph and AOT autograd cache hits and misses during the first call.
+    cache_counts: Mapping[str, int] = wire(factory=lambda: MappingProxyType({}))
+    timed_call: int | None = None
+    eager_ms: float | None = None
+    compiled_ms: float | None = None
     eager_iqr_ms: float | None = None
     compiled_iqr_ms: float | None = None
     eager_runs: int = 0
     compiled_runs: int = 0
-    #: "hit", "miss", "partial", "disabled" or "n/a" (backends without Inductor's caches).
-    compile_cache: str = "n/a"
-    timed_call: int | None = None
-    note: str = ""
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Timings | None:
-        if not d:
-            return None
-        return cls(
-            compile_s=d.get("compile_s"),
-            eager_ms=d.get("eager_ms"),
-            compiled_ms=d.get("compiled_ms"),
-            speedup=d.get("speedup"),
-            device=d.get("device", "cpu"),
-            eager_iqr_ms=d.get("eager_iqr_ms"),
-            compiled_iqr_ms=d.get("compiled_iqr_ms"),
-            eager_runs=int(d.get("eager_runs", 0) or 0),
-            compiled_runs=int(d.get("compiled_runs", 0) or 0),
-            compile_cache=d.get("compile_cache", "n/a") or "n/a",
-            timed_call=d.get("timed_call"),
-            note=d.get("note", "") or "",
-        )
+    speedup: float | None = None
 
 
 @dataclass(frozen=True)
-class Output:
+class Output(Wire):
     """What the snippet printed during the run (stdout and stderr together, truncated)."""
 
     text: str = ""
     bytes: int = 0
     truncated: bool = False
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Output:
-        d = d or {}
-        return cls(
-            text=d.get("text", ""),
-            bytes=int(d.get("bytes", 0)),
-            truncated=bool(d.get("truncated")),
-        )
+    #: What the timed repetitions printed on top (not kept; present only when they printed).
+    timing_bytes: int | None = wire(None, omit=_absent_if_none("timing_bytes"))
 
 
 @dataclass(frozen=True)
-class Logs:
+class Logs(Wire):
     graph_breaks: str = ""
     recompiles: str = ""
     guards: str = ""
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Logs:
-        d = d or {}
-        return cls(
-            graph_breaks=d.get("graph_breaks", ""),
-            recompiles=d.get("recompiles", ""),
-            guards=d.get("guards", ""),
-        )
+
+@dataclass(frozen=True)
+class WorkerInfo(Wire):
+    """The process that ran the snippet: its pid, its memory, and how runs were isolated."""
+
+    pid: int | None = None
+    rss_mb: float | None = None
+    isolation: str = wire("", omit=_absent_if_empty("isolation"))
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Wire):
     """One run's result. `stage` is "diagnostics" (equivalence and timings still None) or
-    "complete"."""
+    "complete". The fields are in the JSON object's key order; the extensions follow the
+    contract's keys."""
 
-    torch_version: str
-    settings: Settings
-    graph_count: int
-    graph_breaks: tuple[GraphBreak, ...]
-    graph_break_count: int
-    recompiles: tuple[Recompile, ...]
-    recompile_count: int
-    recompile_limit_hit: bool
-    guards: tuple[GuardSet, ...]
-    error: RunError | None
-    equivalence: Equivalence | None
-    timings: Timings | None
-    logs: Logs
+    torch_version: str = ""
+    settings: Settings = field(default_factory=Settings)
+    graph_count: int = 0
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    graph_break_count: int = 0
+    recompiles: tuple[Recompile, ...] = ()
+    recompile_count: int = 0
+    recompile_limit_hit: bool = False
+    guards: tuple[GuardSet, ...] = ()
+    error: RunError | None = None
+    equivalence: Equivalence | None = None
+    timings: Timings | None = None
+    logs: Logs = field(default_factory=Logs)
     stage: str = "complete"
-    content_sha256: str = ""
     snippet: str = ""
     calls: int = 0
     graphs: tuple[Graph, ...] = ()
     recompile_limit_functions: tuple[str, ...] = ()
-    output: Output = field(default_factory=Output)
-    duration_s: float | None = None
-    worker_restarted: bool = False
-    worker_restart_reason: str = ""
     notes: tuple[str, ...] = ()
-    #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys).
-    explanation: Explanation = field(default_factory=lambda: Explanation())
+    #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys,
+    #: flattened into the top level of the JSON object).
+    explanation: Explanation = wire(factory=lambda: Explanation(), flatten=True)
     #: Issue 12: compile time per phase for each frame compile, and the sums.
     compile_phases: tuple[CompilePhase, ...] = ()
     compile_phase_totals: PhaseTotals | None = None
     #: Issue 12: the code Dynamo wrote (None: not asked for in this run), and how it went.
     dynamo_code: tuple[DynamoCode, ...] | None = None
     dynamo_code_note: str = ""
-    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Report:
-        return cls(
-            torch_version=d.get("torch_version", ""),
-            settings=Settings.from_dict(d.get("settings")),
-            graph_count=int(d.get("graph_count", 0)),
-            graph_breaks=_tuple(d.get("graph_breaks"), GraphBreak.from_dict),
-            graph_break_count=int(d.get("graph_break_count", 0)),
-            recompiles=_tuple(d.get("recompiles"), Recompile.from_dict),
-            recompile_count=int(d.get("recompile_count", 0)),
-            recompile_limit_hit=bool(d.get("recompile_limit_hit")),
-            guards=_tuple(d.get("guards"), GuardSet.from_dict),
-            error=RunError.from_dict(d.get("error")),
-            equivalence=Equivalence.from_dict(d.get("equivalence")),
-            timings=Timings.from_dict(d.get("timings")),
-            logs=Logs.from_dict(d.get("logs")),
-            stage=d.get("stage", "complete"),
-            content_sha256=d.get("content_sha256", "") or "",
-            snippet=d.get("snippet", "") or "",
-            calls=int(d.get("calls", 0) or 0),
-            graphs=_tuple(d.get("graphs"), Graph.from_dict),
-            recompile_limit_functions=tuple(d.get("recompile_limit_functions") or ()),
-            output=Output.from_dict(d.get("output")),
-            duration_s=d.get("duration_s"),
-            worker_restarted=bool(d.get("worker_restarted")),
-            worker_restart_reason=d.get("worker_restart_reason", "") or "",
-            notes=tuple(d.get("notes") or ()),
-            explanation=Explanation.from_dict(d),
-            compile_phases=_tuple(d.get("compile_phases"), CompilePhase.from_dict),
-            compile_phase_totals=PhaseTotals.from_dict(d.get("compile_phase_totals")),
-            dynamo_code=None if d.get("dynamo_code") is None else _tuple(d.get("dynamo_code"), DynamoCode.from_dict),
-            dynamo_code_note=d.get("dynamo_code_note", "") or "",
-            raw=d,
-        )
+    #: Seconds the worker spent in each of its phases (load, calls, equivalence, timing).
+    phase_s: Mapping[str, float] | None = wire(None, omit=_absent_if_none("phase_s"))
+    #: The snippet's own modules it imported from its folder (a change to one reruns it).
+    local_modules: tuple[str, ...] = ()
+    duration_s: float | None = None
+    output: Output = field(default_factory=Output)
+    worker: WorkerInfo | None = None
+    content_sha256: str = ""
+    wall_s: float | None = None
+    worker_restarted: bool = False
+    worker_restart_reason: str = wire("", omit=_absent_if_empty("worker_restart_reason"))
 
     @property
     def equivalence_word(self) -> str:
@@ -375,12 +391,12 @@ class Report:
 
 
 @dataclass(frozen=True)
-class ReasonRow:
+class ReasonRow(Wire):
     """One failing guard of a recompile, per argument: what the entry was built for (`was`),
     what arrived (`now`), and the snippet line the argument came from."""
 
-    arg: str
-    guard: str
+    arg: str = ""
+    guard: str = ""
     was: str = ""
     now: str = ""
     line: int | None = None
@@ -388,118 +404,61 @@ class ReasonRow:
     #: The cache entries that failed on this argument (newest first).
     entries: tuple[str, ...] = ()
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ReasonRow:
-        return cls(
-            arg=d.get("arg", "") or "",
-            guard=d.get("guard", "") or "",
-            was=str(d.get("was", "") or ""),
-            now=str(d.get("now", "") or ""),
-            line=d.get("line"),
-            note=d.get("note", "") or "",
-            entries=tuple(d.get("entries") or ()),
-        )
+
+@dataclass(frozen=True)
+class RecompileDetail(Wire):
+    function: str = ""
+    entry: str | None = None
+    call: int | None = None
+    reasons: tuple[ReasonRow, ...] = ()
 
 
 @dataclass(frozen=True)
-class RecompileDetail:
-    function: str
-    entry: str | None
-    call: int | None
-    reasons: tuple[ReasonRow, ...]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RecompileDetail:
-        return cls(
-            function=d.get("function", "") or "",
-            entry=d.get("entry"),
-            call=d.get("call"),
-            reasons=_tuple(d.get("reasons"), ReasonRow.from_dict),
-        )
-
-
-@dataclass(frozen=True)
-class LimitDetail:
+class LimitDetail(Wire):
     """recompile_limit hit: the function, the limit, the argument whose changes used it up."""
 
-    function: str
-    limit: int
-    arg: str = ""
+    function: str = ""
     config: str = "recompile_limit"
+    limit: int = 0
+    arg: str = ""
     recompiles_on_arg: int = 0
     hints: tuple[str, ...] = ()
     doc: str = ""
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LimitDetail:
-        return cls(
-            function=d.get("function", "") or "",
-            limit=int(d.get("limit", 0) or 0),
-            arg=d.get("arg", "") or "",
-            config=d.get("config", "recompile_limit") or "recompile_limit",
-            recompiles_on_arg=int(d.get("recompiles_on_arg", 0) or 0),
-            hints=tuple(d.get("hints") or ()),
-            doc=d.get("doc", "") or "",
-        )
-
 
 @dataclass(frozen=True)
-class GuardDetail:
+class GuardDetail(Wire):
     """One guard with the snippet line that made it; `internal` for torch's own state."""
 
-    kind: str
-    check: str
+    kind: str = ""
+    check: str = ""
     arg: str = ""
     line: int | None = None
     code: str = ""
     note: str = ""
     internal: bool = False
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GuardDetail:
-        return cls(
-            kind=d.get("kind", "") or "",
-            check=d.get("check", "") or "",
-            arg=d.get("arg", "") or "",
-            line=d.get("line"),
-            code=d.get("code", "") or "",
-            note=d.get("note", "") or "",
-            internal=bool(d.get("internal")),
-        )
+
+@dataclass(frozen=True)
+class EntryGuards(Wire):
+    compile_id: str = ""
+    function: str = ""
+    guards: tuple[GuardDetail, ...] = ()
 
 
 @dataclass(frozen=True)
-class EntryGuards:
-    compile_id: str
-    function: str
-    guards: tuple[GuardDetail, ...]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> EntryGuards:
-        return cls(
-            compile_id=str(d.get("compile_id", "")),
-            function=d.get("function", "") or "",
-            guards=_tuple(d.get("guards"), GuardDetail.from_dict),
-        )
-
-
-@dataclass(frozen=True)
-class SymbolGuard:
-    expr: str
+class SymbolGuard(Wire):
+    expr: str = ""
     line: int | None = None
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SymbolGuard:
-        return cls(expr=d.get("expr", "") or "", line=d.get("line"))
-
 
 @dataclass(frozen=True)
-class ShapeSymbol:
+class ShapeSymbol(Wire):
     """A symbol torch created for a size under dynamic shapes (s0, s77...)."""
 
-    compile_id: str
-    symbol: str
-    source: str
+    compile_id: str = ""
+    symbol: str = ""
+    source: str = ""
     arg: str = ""
     dim: int | None = None
     value: str = ""
@@ -507,91 +466,48 @@ class ShapeSymbol:
     line: int | None = None
     guards: tuple[SymbolGuard, ...] = ()
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ShapeSymbol:
-        return cls(
-            compile_id=str(d.get("compile_id", "")),
-            symbol=d.get("symbol", "") or "",
-            source=d.get("source", "") or "",
-            arg=d.get("arg", "") or "",
-            dim=d.get("dim"),
-            value=str(d.get("value", "") or ""),
-            range=d.get("range", "") or "",
-            line=d.get("line"),
-            guards=_tuple(d.get("guards"), SymbolGuard.from_dict),
-        )
-
 
 @dataclass(frozen=True)
-class Specialization:
+class Specialization(Wire):
     """A size torch fixed to a number, with torch's own reason."""
 
-    compile_id: str
-    source: str
-    value: str
-    reason: str
+    compile_id: str = ""
     symbol: str = ""
+    source: str = ""
+    value: str = ""
+    reason: str = ""
     line: int | None = None
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Specialization:
-        return cls(
-            compile_id=str(d.get("compile_id", "") or ""),
-            source=d.get("source", "") or "",
-            value=str(d.get("value", "") or ""),
-            reason=d.get("reason", "") or "",
-            symbol=d.get("symbol", "") or "",
-            line=d.get("line"),
-        )
+
+def _not_read(call: CallEntry) -> bool:
+    return call.status is None
 
 
 @dataclass(frozen=True)
-class CallEntry:
+class CallEntry(Wire):
     """Which compiled entry served one call of inputs(): status "compiled" (made during the
-    call), "cached", "eager" (no entry passed, none compiled) or "unknown"."""
+    call), "cached", "eager" (no entry passed, none compiled), "unknown", or None when the call
+    raised before torch's cache could be read (entry, status and compiled are then absent)."""
 
-    call: int
-    status: str
-    entry: str | None = None
-    compiled: tuple[str, ...] = ()
-    args: tuple[tuple[str, str], ...] = ()
-    why: str = ""
+    call: int = 0
+    args: tuple[tuple[str, str], ...] = wire((), pairs=True)
+    compiled: tuple[str, ...] = wire((), omit=_not_read)
+    entry: str | None = wire(None, omit=_not_read)
+    status: str | None = wire(None, omit=_not_read)
+    why: str = wire("", omit=_absent_if_empty("why"))
     summary: str = ""
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CallEntry:
-        return cls(
-            call=int(d.get("call", 0) or 0),
-            status=d.get("status", "unknown") or "unknown",
-            entry=d.get("entry"),
-            compiled=tuple(d.get("compiled") or ()),
-            args=tuple((str(k), str(v)) for k, v in (d.get("args") or {}).items()),
-            why=d.get("why", "") or "",
-            summary=d.get("summary", "") or "",
-        )
-
 
 @dataclass(frozen=True)
-class Explanation:
-    """Everything issue 11 adds, read from the report's extension keys."""
+class Explanation(Wire):
+    """Everything issue 11 adds; on the wire, six top-level keys of the report."""
 
-    recompiles: tuple[RecompileDetail, ...] = ()
-    limits: tuple[LimitDetail, ...] = ()
-    guards: tuple[EntryGuards, ...] = ()
-    symbols: tuple[ShapeSymbol, ...] = ()
+    recompiles: tuple[RecompileDetail, ...] = wire((), key="recompile_details")
+    limits: tuple[LimitDetail, ...] = wire((), key="recompile_limit_details")
+    guards: tuple[EntryGuards, ...] = wire((), key="guard_details")
+    symbols: tuple[ShapeSymbol, ...] = wire((), key="shape_symbols")
     specializations: tuple[Specialization, ...] = ()
-    calls: tuple[CallEntry, ...] = ()
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Explanation:
-        return cls(
-            recompiles=_tuple(d.get("recompile_details"), RecompileDetail.from_dict),
-            limits=_tuple(d.get("recompile_limit_details"), LimitDetail.from_dict),
-            guards=_tuple(d.get("guard_details"), EntryGuards.from_dict),
-            symbols=_tuple(d.get("shape_symbols"), ShapeSymbol.from_dict),
-            specializations=_tuple(d.get("specializations"), Specialization.from_dict),
-            calls=_tuple(d.get("call_entries"), CallEntry.from_dict),
-        )
+    calls: tuple[CallEntry, ...] = wire((), key="call_entries")
 
 
 # --- issue 12: how it compiled (extension fields; capture.py builds them) ---------------------
@@ -602,16 +518,16 @@ def _seconds(value: Any) -> float:
 
 
 @dataclass(frozen=True)
-class CompilePhase:
+class CompilePhase(Wire):
     """One frame compile's time by phase, from torch's compilation_metrics: disjoint parts that
     sum to `total_s`. `aot_s` is the backend's compile outside Inductor (AOT autograd, or the
     whole backend for eager); `compile_s` the C++/Triton compilation."""
 
-    compile_id: str
+    compile_id: str = ""
     function: str = ""
     line: int | None = None
     call: int | None = None
-    pass_: str = "forward"
+    pass_: str = wire("forward", key="pass")
     dynamo_s: float = 0.0
     aot_s: float = 0.0
     inductor_s: float = 0.0
@@ -619,17 +535,6 @@ class CompilePhase:
     compile_s: float = 0.0
     other_s: float = 0.0
     total_s: float = 0.0
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CompilePhase:
-        return cls(
-            compile_id=str(d.get("compile_id", "")),
-            function=d.get("function", "") or "",
-            line=d.get("line"),
-            call=d.get("call"),
-            pass_=d.get("pass", "forward") or "forward",
-            **{k: _seconds(d.get(k)) for k in PHASE_KEYS + ("total_s",)},
-        )
 
 
 #: The phases in the order a compile runs them, with the words the views use.
@@ -645,7 +550,7 @@ PHASE_WORDS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class PhaseTotals:
+class PhaseTotals(Wire):
     """The phases summed over the run; `first_call_s` sums the compiles of call 1 (what the
     cold compile time holds besides running the code)."""
 
@@ -659,36 +564,16 @@ class PhaseTotals:
     first_call_s: float = 0.0
     frames: int = 0
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> PhaseTotals | None:
-        if not d:
-            return None
-        return cls(
-            **{k: _seconds(d.get(k)) for k in PHASE_KEYS + ("total_s", "first_call_s")},
-            frames=int(d.get("frames", 0) or 0),
-        )
-
 
 @dataclass(frozen=True)
-class DynamoCode:
+class DynamoCode(Wire):
     """One piece of code Dynamo wrote, decompiled by depyf: `kind` "transformed" (the frame's
     new bytecode), "resume" (the function that continues after a graph break; torch names it
     after the break's line, `resumes_at_line`) or "guard" (the check before a cache entry runs)."""
 
-    name: str
-    kind: str
-    source: str
+    name: str = ""
+    kind: str = ""
     function: str = ""
     resumes_at_line: int | None = None
     entry: int | None = None
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DynamoCode:
-        return cls(
-            name=d.get("name", "") or "",
-            kind=d.get("kind", "") or "",
-            source=d.get("source", "") or "",
-            function=d.get("function", "") or "",
-            resumes_at_line=d.get("resumes_at_line"),
-            entry=d.get("entry"),
-        )
+    source: str = ""
