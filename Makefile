@@ -8,7 +8,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test test-fast test-torch214 check lint bench clean
+.PHONY: venv venv-214 run test test-fast test-torch214 check lint bench clean
 
 venv: $(STAMP)
 
@@ -38,11 +38,17 @@ test-fast: venv
 # The engine and the gallery against torch 2.14.1 too (a separate venv: a 5 GB CUDA build that
 # runs on the CPU here). compat.py's private hooks are checked on both versions.
 VENV214 ?= .venv-214
-test-torch214:
+STAMP214 := $(VENV214)/.installed
+venv-214: $(STAMP214)
+
+$(STAMP214): pyproject.toml
 	test -x $(VENV214)/bin/python || $(PY) -m venv $(VENV214)
 	$(VENV214)/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.14'))" 2>/dev/null \
 		|| $(VENV214)/bin/python -m pip install --quiet "torch==2.14.1"
 	$(VENV214)/bin/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP214)
+
+test-torch214: venv-214
 	$(VENV214)/bin/python -m pytest -q $(XDIST) tests/engine tests/test_gallery.py
 
 lint: venv
