@@ -58,15 +58,15 @@ def main() -> None:
                 backend = ("eager", "aot_eager")[i % 2]
             settings = Settings.from_dict({"backend": backend})
             t0 = time.perf_counter()
-            report = worker.run(str(snippet), settings, timing=False)
+            report = worker.run(str(snippet), settings, timing=False).report
             latencies.append(time.perf_counter() - t0)
-            if report.get("error") and report["error"]["kind"] != "compile":
+            if report.error is not None and report.error.kind != "compile":
                 errors += 1
-            mb = (report.get("worker") or {}).get("rss_mb")
+            mb = report.worker.rss_mb if report.worker is not None else None
             if mb:
                 rss.append(mb)
-            if report.get("worker_restarted"):
-                restarts.append(f"run {i + 1}: {report.get('worker_restart_reason')}")
+            if report.worker_restarted:
+                restarts.append(f"run {i + 1}: {report.worker_restart_reason}")
             if (i + 1) % 50 == 0:
                 block = latencies[-50:]
                 print(

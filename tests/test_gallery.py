@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.snippet import literal_settings
 from playground.engine.sync import SyncWorker
@@ -95,17 +96,16 @@ def worker() -> Iterator[SyncWorker]:
     w.close()
 
 
-def _observed(report: dict[str, Any]) -> dict[str, Any]:
-    error = report.get("error") or {}
-    equivalence = report.get("equivalence")
+def _observed(report: Report) -> dict[str, Any]:
+    error = report.error
     return {
-        "graph_count": report["graph_count"],
-        "graph_break_count": report["graph_break_count"],
-        "recompile_count": report["recompile_count"],
-        "recompile_limit_hit": report["recompile_limit_hit"],
-        "error": error.get("kind"),
-        "error_type": error.get("type"),
-        "equivalence_ok": None if equivalence is None else equivalence.get("ok"),
+        "graph_count": report.graph_count,
+        "graph_break_count": report.graph_break_count,
+        "recompile_count": report.recompile_count,
+        "recompile_limit_hit": report.recompile_limit_hit,
+        "error": error.kind if error is not None else None,
+        "error_type": error.type if error is not None else None,
+        "equivalence_ok": None if report.equivalence is None else report.equivalence.ok,
     }
 
 
@@ -156,14 +156,14 @@ def test_check_reports_what_the_snippet_claims(
     worker: SyncWorker, path: Path, overrides: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     settings = _settings(path, overrides)
-    report = worker.run(str(path), settings, timing=False)
+    report = worker.run(str(path), settings, timing=False).report
     observed = _observed(report)
     wrong = {k: {"expected": v, "torch reported": observed[k]} for k, v in expected.items() if observed[k] != v}
-    error = report.get("error") or {}
+    error = report.error or RunError(kind="")
     assert not wrong, (
-        f"{path.name} under {settings.label()} on torch {report.get('torch_version')}: {wrong}; "
-        f"error: {error.get('kind')} {error.get('type')}: {error.get('message', '')[:300]}; "
-        f"breaks: {[(b.get('reason'), b.get('line'), b.get('count')) for b in report.get('graph_breaks', [])]}"
+        f"{path.name} under {settings.label()} on torch {report.torch_version}: {wrong}; "
+        f"error: {error.kind} {error.type}: {error.message[:300]}; "
+        f"breaks: {[(b.reason, b.line, b.count) for b in report.graph_breaks]}"
     )
 
 

@@ -112,7 +112,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     return python, elsewhere, env
 
 
-@pytest.mark.slow
 def test_the_wheel_holds_the_gallery_and_the_default_snippet(installed):
     python, _, _ = installed
     wheel = next((python.parents[2] / "dist").glob("*.whl"))
@@ -127,7 +126,6 @@ def test_the_wheel_holds_the_gallery_and_the_default_snippet(installed):
             assert "/".join(path.relative_to(ROOT).parts) in names
 
 
-@pytest.mark.slow
 def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
     python, elsewhere, env = installed
     probe = (
@@ -157,7 +155,6 @@ def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
     assert report["graph_count"] >= 1 and report["equivalence"]["ok"] is True
 
 
-@pytest.mark.slow
 def test_installed_app_start_copies_the_bundled_default(installed):
     """`compile-playground` with no argument makes ./snippet.py from the wheel's default."""
     python, elsewhere, env = installed

@@ -1,4 +1,4 @@
-"""The playground app: settings, keys and wiring. The run pipeline lives in `tui.pipeline`."""
+"""The playground app: settings, keys and wiring. The run pipeline, its base, lives in `tui.pipeline`."""
 
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from textual.app import App, SuspendNotSupported
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from playground import snippets_dir
 from playground.engine.matrix import combinations
 from playground.engine.report import Report
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
 from tui.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
 from tui.engine import Engine
-from tui.exporting import shown, write_markdown
-from tui.files import GalleryEntry, bundled_snippets_dir, list_gallery, open_copy
+from tui.export_actions import shown, write_markdown
+from tui.files import GalleryEntry, list_gallery, open_copy
 from tui.keys import BINDINGS
 from tui.pipeline import RunPipeline
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
-from tui.screens.main import MainScreen
 from tui.screens.matrix import MatrixScreen
 from tui.state import RunState
 
@@ -39,7 +39,7 @@ from tui.state import RunState
 _OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
 
 
-class PlaygroundApp(RunPipeline, App[None]):
+class PlaygroundApp(RunPipeline):
     """Watches one snippet and shows torch.compile's view of it. Build it with `make_app`."""
 
     CSS_PATH = "app.tcss"
@@ -58,10 +58,14 @@ class PlaygroundApp(RunPipeline, App[None]):
         notice: str = "",
         pinned: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned)
+        #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
-        self.main = MainScreen()
-        self.init_pipeline(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned)
+
+    def on_mount(self) -> None:
+        # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
+        if self.notice:
+            self.notify(self.notice, timeout=8)
 
     def notify(
         self,
@@ -130,8 +134,8 @@ class PlaygroundApp(RunPipeline, App[None]):
         # The summary says so at once: a run's "compiling call 1/3…" must not stay up while
         # the engine closes (shutdown_engine kills the worker rather than wait for it).
         self.stop_watching()
-        if not self._quitting:
-            self._set_run(RunState("quitting"))
+        if not self.quitting:
+            self.show_run(RunState("quitting"))
         await self.shutdown_engine()
         self.exit()
 
@@ -151,7 +155,7 @@ class PlaygroundApp(RunPipeline, App[None]):
     def action_matrix(self) -> None:
         lock = self.hold_runs("settings matrix (x)")
         cells = combinations(self.settings)
-        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self._clock, base=self.settings)
+        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self.clock, base=self.settings)
         # Closing restores the normal view; unless a save already asked for this very run.
         self.push_screen(screen, lambda _: self.request_run("matrix closed", force=False))
 
@@ -167,18 +171,10 @@ class PlaygroundApp(RunPipeline, App[None]):
         if report is None:
             self.notify("no result to write yet", severity="warning")
             return
-        self.write_markdown_report(report.to_dict())
-
-    def shown_report(self) -> Report | None:
-        """The newest run's report when the worker made it (a refused compile is worth a
-        report too), else the newest good one. Engine failures have no torch version."""
-        attempt = self._attempt
-        if attempt is not None and attempt.torch_version:
-            return attempt
-        return self._good
+        self.write_markdown_report(report)
 
     @work(group="export", exit_on_error=False)
-    async def write_markdown_report(self, report: dict[str, object]) -> None:
+    async def write_markdown_report(self, report: Report) -> None:
         """Off the UI thread: the report reads the snippet for its source lines."""
         path = await asyncio.to_thread(write_markdown, report, Path.cwd(), self.snippet.stem)
         self.notify(f"Markdown report written: {shown(path)}", title="report", timeout=10)
@@ -187,7 +183,7 @@ class PlaygroundApp(RunPipeline, App[None]):
         self.push_screen(HelpScreen())
 
     def action_gallery(self) -> None:
-        self.push_screen(GalleryScreen(list_gallery(bundled_snippets_dir())), self._open_entry)
+        self.push_screen(GalleryScreen(list_gallery(snippets_dir())), self._open_entry)
 
     def _open_entry(self, entry: GalleryEntry | None) -> None:
         if entry is None:

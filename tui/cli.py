@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from playground import snippets_dir
 from tui.factory import initial_settings, make_app
-from tui.files import bundled_snippets_dir, copy_without_overwrite
+from tui.files import copy_without_overwrite
 
 #: Where the no-argument start puts its editable copy of the default snippet.
 DEFAULT_COPY = "snippet.py"
@@ -19,7 +20,7 @@ def default_snippet(directory: Path) -> tuple[Path, str]:
     An existing file is opened untouched: it may be the user's work from last time.
     """
     dest = directory / DEFAULT_COPY
-    source = bundled_snippets_dir() / "default.py"
+    source = snippets_dir() / "default.py"
     if dest.exists():
         return dest, f"opened your existing {DEFAULT_COPY} (not overwritten)"
     if not source.exists():

@@ -16,7 +16,7 @@ from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
 
 
 @dataclass(frozen=True)
-class Comparison:
+class BeforeAfter:
     """Two runs, oldest first; `changes` and `diff` are worked out once, here."""
 
     before: Entry
@@ -25,7 +25,7 @@ class Comparison:
     diff: tuple[str, ...]
 
     @classmethod
-    def of(cls, before: Entry, after: Entry) -> Comparison:
+    def of(cls, before: Entry, after: Entry) -> BeforeAfter:
         if before.number > after.number:
             before, after = after, before
         return cls(
@@ -46,13 +46,13 @@ class Comparison:
         return f"since #{self.before.number}: {body}"
 
 
-def since_previous(history: History, entry: Entry) -> Comparison | None:
+def since_previous(history: History, entry: Entry) -> BeforeAfter | None:
     """The entry against the newest earlier run with the same settings; None if it is the first."""
     before = history.previous_same_settings(entry)
-    return Comparison.of(before, entry) if before is not None else None
+    return BeforeAfter.of(before, entry) if before is not None else None
 
 
-def changes_text(comparison: Comparison) -> Text:
+def changes_text(comparison: BeforeAfter) -> Text:
     """The one-line bar under the panes: the numbers that moved, and how much source did."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"#{comparison.after.number} ", style=HEADING)
@@ -83,7 +83,7 @@ def render_diff(lines: tuple[str, ...] | list[str]) -> Text:
     return text
 
 
-def render_since(comparison: Comparison) -> RenderableType:
+def render_since(comparison: BeforeAfter) -> RenderableType:
     """The top of the Breaks pane after a rerun: what moved since the same settings last ran."""
     return Group(
         Text(f"run #{comparison.after.number} {comparison.headline()}", style=HEADING),
@@ -92,7 +92,7 @@ def render_since(comparison: Comparison) -> RenderableType:
     )
 
 
-def render_comparison(comparison: Comparison) -> RenderableType:
+def render_comparison(comparison: BeforeAfter) -> RenderableType:
     """Any two runs, for the history screen: describe(), the settings if they differ, the diff."""
     parts: list[RenderableType] = [Text(describe(comparison.before, comparison.after), style=HEADING)]
     before, after = comparison.before.settings, comparison.after.settings

@@ -2,39 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
 
-from playground.engine.errors import RunCancelled
+from playground.engine.events import EventHandler, RunResult
 from playground.engine.settings import Settings
 
 
 class Engine(Protocol):
-    """The async API of the warm torch worker, as the app uses it."""
+    """The async API of the warm torch worker, as the app uses it.
+
+    `run` returns the typed `RunResult` (errors are data in `report.error`), hands `on_event`
+    typed events (Progress, DiagnosticsReady, WorkerRestarted) and raises
+    `playground.engine.errors.RunCancelled` when cancelled on request."""
 
     hello: dict[str, Any] | None
 
     async def start(self) -> dict[str, Any]: ...
 
-    # `options` are WorkerClient.run's keywords (trace, timing, min_run_time); the app passes
-    # them only when it needs them, so an engine without them still runs the normal view.
+    # `options` are WorkerClient.run's keywords (trace, dynamo_code, timing, min_run_time); the
+    # app passes them only when it needs them, so an engine without them still runs the normal view.
     async def run(
         self,
         path: str,
         settings: Settings,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_event: EventHandler | None = None,
         **options: Any,
-    ) -> dict[str, Any]: ...
+    ) -> RunResult: ...
 
     async def cancel(self) -> None: ...
 
     async def close(self) -> None: ...
-
-
-def is_run_cancelled(exc: BaseException) -> bool:
-    """Whether `exc` is the engine saying the run was cancelled on request: the one
-    cancellation exception, shared by the engine, its fakes and the UI."""
-    return isinstance(exc, RunCancelled)
 
 
 def real_engine(**kwargs: Any) -> Engine:

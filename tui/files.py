@@ -15,15 +15,6 @@ from pathlib import Path
 from playground.engine.textsafe import visible
 
 
-def bundled_snippets_dir() -> Path:
-    """Where the gallery lives: `playground.snippets_dir()` when the engine offers it."""
-    try:
-        from playground import snippets_dir  # type: ignore[attr-defined]
-    except ImportError:
-        return Path(__file__).resolve().parents[1] / "snippets"
-    return Path(snippets_dir())
-
-
 def copy_without_overwrite(source: Path, dest: Path) -> bool:
     """Copy `source` to `dest` atomically unless `dest` exists; True when a copy was made.
 

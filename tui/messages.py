@@ -1,6 +1,7 @@
-"""App-wide messages of the run pipeline: the engine's events, turned into typed values.
+"""App-wide messages of the run pipeline: the engine's typed events, posted to the app.
 
-Each carries the generation of the run it belongs to; the app drops any whose generation is
+They carry the engine's own typed values (`Report`, `Trace`), already made safe for the
+terminal by `tui.intake`; handlers read fields and convert nothing. Each carries the generation of the run it belongs to; the app drops any whose generation is
 not the newest, which is how a stale result is kept from ever being shown as current.
 """
 
@@ -11,6 +12,8 @@ from typing import Any
 
 from textual.message import Message
 
+from playground.engine.events import Trace
+from playground.engine.report import Report
 from playground.engine.settings import Settings
 
 
@@ -62,15 +65,17 @@ class DiagnosticsReady(Message):
     """Breaks, guards and recompiles are known; equivalence and timings still running."""
 
     generation: int
-    report: dict[str, Any] = field(repr=False)
+    report: Report = field(repr=False)
 
 
 @dataclass
 class RunFinished(Message):
-    """The complete report (errors included: they are data)."""
+    """The complete report (errors included: they are data), and torch's structured trace
+    when the run asked for one (written to a file, never kept with the report)."""
 
     generation: int
-    report: dict[str, Any] = field(repr=False)
+    report: Report = field(repr=False)
+    trace: Trace | None = field(default=None, repr=False)
 
 
 @dataclass

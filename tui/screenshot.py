@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.engine.events import EventHandler, RunResult
+from playground.engine.report import Report
 from playground.engine.settings import Settings
 from tui.factory import make_app
 
@@ -24,7 +24,7 @@ class ReplayEngine:
     """An engine that answers every run with one saved report."""
 
     def __init__(self, report: dict[str, Any], hello: dict[str, Any] | None = None) -> None:
-        self.report = report
+        self.report = Report.from_dict(report)
         self.hello: dict[str, Any] | None = None
         self._hello = hello or {
             "torch_version": report.get("torch_version", ""),
@@ -37,9 +37,9 @@ class ReplayEngine:
         return self.hello
 
     async def run(
-        self, path: str, settings: Settings, on_event: Callable[[dict[str, Any]], None] | None = None
-    ) -> dict[str, Any]:
-        return copy.deepcopy(self.report)
+        self, path: str, settings: Settings, on_event: EventHandler | None = None, **options: Any
+    ) -> RunResult:
+        return RunResult(self.report)
 
     async def cancel(self) -> None:
         pass

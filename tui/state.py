@@ -7,7 +7,7 @@ from typing import Any
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from tui.compare import Comparison
+from tui.compare import BeforeAfter
 
 #: Progress phases from the engine, as the summary bar words them.
 PHASE_WORDS = {
@@ -69,8 +69,7 @@ class View:
     report: Report | None = None
     attempt: Report | None = None
     stale: bool = False
-    notice: str = ""
-    since: Comparison | None = None
+    since: BeforeAfter | None = None
     """The newest complete run against the previous one with the same settings."""
 
     @property

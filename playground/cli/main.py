@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.client import WorkerClient, WorkerUnavailable
+from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
 from playground.engine.settings import (
     DEVICES,
@@ -127,38 +128,34 @@ def parse(command: str, argv: list[str]) -> argparse.Namespace:
     return _parser(command).parse_args(argv)
 
 
-def exit_code(report: dict[str, Any], args: argparse.Namespace) -> int:
-    error = report.get("error") or {}
-    if error.get("kind") in ("snippet", "worker", "settings"):
+def exit_code(report: Report, args: argparse.Namespace) -> int:
+    error = report.error
+    if error is not None and error.kind in ("snippet", "worker", "settings"):
         return EXIT_ERROR
-    if getattr(args, "fail_on_break", False) and report.get("graph_break_count", 0) > 0:
+    if getattr(args, "fail_on_break", False) and report.graph_break_count > 0:
         return EXIT_FINDING
-    eq = report.get("equivalence") or {}
-    if getattr(args, "fail_on_mismatch", False) and eq and not eq.get("ok", True):
+    eq = report.equivalence
+    if getattr(args, "fail_on_mismatch", False) and eq is not None and not eq.ok:
         return EXIT_FINDING
     return EXIT_OK
 
 
-def _public(report: dict[str, Any]) -> dict[str, Any]:
-    """The report as printed: internal-only keys dropped."""
-    return {k: v for k, v in report.items() if k != "trace_lines"}
-
-
-def _protected(args: argparse.Namespace, report: dict[str, Any]) -> list[Path]:
+def _protected(args: argparse.Namespace, report: Report) -> list[Path]:
     """What an export must never replace: the snippet (as given and as run) and its modules."""
-    paths = [Path(args.snippet), Path(report.get("snippet") or args.snippet)]
-    return paths + [Path(p) for p in report.get("local_modules") or [] if isinstance(p, str)]
+    paths = [Path(args.snippet), Path(report.snippet or args.snippet)]
+    return paths + [Path(p) for p in report.local_modules]
 
 
-def _write_exports(report: dict[str, Any], args: argparse.Namespace) -> bool:
+def _write_exports(result: RunResult, args: argparse.Namespace) -> bool:
     """--trace and --markdown FILE; a refusal or a failed write is one line on stderr (the
     report still prints). False when something asked for was not written."""
     from playground.engine.exports import ExportError, markdown_report, marked, trace_error, write_export, write_trace
 
     ok = True
+    report = result.report
     if args.trace:
         try:
-            log_path = write_trace(report, args.trace)
+            log_path = write_trace(result.trace or Trace(), args.trace)
             print(f"structured trace written: {log_path} (run: tlparse {log_path})", file=sys.stderr)
         except OSError as exc:
             print(f"compile-playground: {trace_error(args.trace, exc)}", file=sys.stderr)
@@ -178,10 +175,10 @@ def _write_exports(report: dict[str, Any], args: argparse.Namespace) -> bool:
 async def _check(args: argparse.Namespace, client: WorkerClient) -> int:
     prepared = prepare_run(args.snippet, overrides_of(args))
     if prepared.error is not None:
-        report = prepared.refused_report()  # bad SETTINGS: no run with settings nobody asked for
+        result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
     else:
         try:
-            report = await client.run(
+            result = await client.run(
                 args.snippet,
                 prepared.settings,
                 timing=args.timing,
@@ -192,21 +189,21 @@ async def _check(args: argparse.Namespace, client: WorkerClient) -> int:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return EXIT_ERROR
     await client.close()
-    written = _write_exports(report, args)
+    report = result.report
+    written = _write_exports(result, args)
     if args.markdown == "-":
         from playground.engine.exports import markdown_report
 
         sys.stdout.write(markdown_report(report))
     if args.json:
-        sys.stdout.write(json.dumps(_public(report)) + "\n")
+        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
     elif args.markdown != "-":
         from playground.cli.textreport import render
 
-        print(render(Report.from_dict(report)))
+        print(render(report))
     code = exit_code(report, args)
-    error = report.get("error")
-    if code == EXIT_ERROR and error:
-        print(f"compile-playground: {Report.from_dict(report).error.one_line()}", file=sys.stderr)  # type: ignore[union-attr]
+    if code == EXIT_ERROR and report.error is not None:
+        print(f"compile-playground: {report.error.one_line()}", file=sys.stderr)
     # A requested export that was not written is an error (2), never a finding (1).
     return code if written else EXIT_ERROR
 

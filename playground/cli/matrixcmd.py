@@ -112,7 +112,7 @@ def matrix_main(argv: list[str]) -> int:
     prepared = prepare_run(args.snippet, overrides_of(args))
     if prepared.error is not None:
         print(
-            f"compile-playground: settings error (line {prepared.error['line']}): {prepared.error['message']}",
+            f"compile-playground: settings error (line {prepared.error.line}): {prepared.error.message}",
             file=sys.stderr,
         )
         return 2

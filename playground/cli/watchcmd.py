@@ -16,6 +16,7 @@ from typing import Any
 
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
+from playground.engine.events import DiagnosticsReady, RunEvent, WorkerRestarted
 from playground.engine.report import Report
 from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run
@@ -23,13 +24,13 @@ from playground.engine.watch import SnippetWatcher
 
 
 def _print_line(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps({k: v for k, v in obj.items() if k != "trace_lines"}) + "\n")
+    sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
-def _staged(stage: str, report: dict[str, Any]) -> dict[str, Any]:
+def _staged(stage: str, report: Report) -> dict[str, Any]:
     """The contract's line: stage and content_sha256 first, then the report keys."""
-    return {"stage": stage, "content_sha256": report.get("content_sha256", ""), **report} | {"stage": stage}
+    return {"stage": stage, "content_sha256": report.content_sha256, **report.to_dict()} | {"stage": stage}
 
 
 async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
@@ -45,11 +46,11 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
     watcher = SnippetWatcher(args.snippet, on_change, debounce_s=args.debounce, poll=args.poll)
     run_task: asyncio.Task[None] | None = None
 
-    def show(stage: str, report: dict[str, Any]) -> None:
+    def show(stage: str, report: Report) -> None:
         if args.json_lines:
             _print_line(_staged(stage, report))
         elif stage == "complete":
-            print(render(Report.from_dict(report)), flush=True)
+            print(render(report), flush=True)
             print("-" * 72, flush=True)
 
     async def run_once(gen: int) -> None:
@@ -59,27 +60,26 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
             show("complete", prepared.refused_report())
             return
 
-        def on_event(event: dict[str, Any]) -> None:
+        def on_event(event: RunEvent) -> None:
             if gen != generation:
                 return  # a newer save exists: this run's lines are stale
-            if event.get("event") == "diagnostics":
-                show("diagnostics", event["report"])
-            elif event.get("event") == "restarted" and not args.json_lines:
-                print(f"worker restarted: {event.get('reason')}", file=sys.stderr)
+            if isinstance(event, DiagnosticsReady):
+                show("diagnostics", event.report)
+            elif isinstance(event, WorkerRestarted) and not args.json_lines:
+                print(f"worker restarted: {event.reason}", file=sys.stderr)
 
         try:
-            report = await client.run(
+            result = await client.run(
                 args.snippet, prepared.settings, on_event, timing=args.timing, min_run_time=args.min_run_time
             )
         except RunCancelled:
             return
         if gen != generation:
             return
+        report = result.report
         # Narrow the module trigger to what this run imported; after a failure (a helper with a
         # syntax error is never imported) any *.py beside the snippet may be the fix.
-        modules = report.get("local_modules")
-        ok = report.get("error") is None and isinstance(modules, list)
-        watcher.watch_modules(modules if ok else None)
+        watcher.watch_modules(list(report.local_modules) if report.error is None else None)
         show("complete", report)
 
     watcher.start()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine import phases
+from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
 
@@ -131,18 +132,19 @@ def write_export(
         raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def write_trace(report: dict[str, Any], directory: str | os.PathLike[str]) -> Path:
-    """Write the run's structured trace in TORCH_TRACE's format; returns the .log path (tlparse
-    0.4 wants the file itself, not the folder). Always a new file: the name is taken exclusively."""
+def write_trace(trace: Trace, directory: str | os.PathLike[str]) -> Path:
+    """Write the run's structured trace in TORCH_TRACE's format: torch's string table first,
+    then the records; returns the .log path (tlparse 0.4 wants the file itself, not the
+    folder). Always a new file: the name is taken exclusively."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = unique_path(folder, f"dedicated_log_torch_trace_{stamp}_{os.getpid()}", ".log")
     header = time.strftime("V%m%d %H:%M:%S.000000", time.localtime())
     lines = []
-    for text, index in report.get("trace_strings") or []:
+    for text, index in trace.strings:
         lines.append(f"{header} 0 torch/_logging/structured.py:28] " + json.dumps({"str": [text, index]}))
-    lines.extend(report.get("trace_lines") or [])
+    lines.extend(trace.lines)
     tmp = path.with_suffix(".tmp")
     try:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -180,9 +182,8 @@ def _source_line(path: str, line: int | None) -> str:
         return ""
 
 
-def markdown_report(raw: dict[str, Any]) -> str:
+def markdown_report(r: Report) -> str:
     """A report to paste into an issue or a workshop handout."""
-    r = Report.from_dict(raw)
     name = os.path.basename(r.snippet) or "snippet"
     out = [f"# torch.compile report: `{name}`", ""]
     out.append(f"- torch {r.torch_version}, device {r.settings.device}")

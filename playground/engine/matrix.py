@@ -15,10 +15,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from playground.engine.client import RunCancelled
-from playground.engine.settings import (
-    Settings,
-)
+from playground.engine.errors import RunCancelled
+from playground.engine.report import Comparison, Equivalence, PhaseTotals, Report
+from playground.engine.settings import Settings
 
 DEFAULT_BACKENDS = ("eager", "inductor")
 #: torch's troubleshooting ladder, each stage adding one layer: Dynamo's graph (eager), AOT
@@ -58,29 +57,28 @@ class Cell:
     backend_s: float | None = None
 
     @classmethod
-    def from_report(cls, settings: Settings, report: dict[str, Any]) -> Cell:
-        error = report.get("error") or None
-        eq = report.get("equivalence")
-        timings = report.get("timings") or {}
+    def from_report(cls, settings: Settings, report: Report) -> Cell:
+        error = report.error
+        timings = report.timings
         raised = None
-        if error:
-            raised = f"{error.get('type')}: {error.get('message', '')}".splitlines()[0][:160]
+        if error is not None:
+            raised = f"{error.type}: {error.message}".splitlines()[0][:160]
         return cls(
             fullgraph=settings.fullgraph,
             dynamic=settings.dynamic,
             backend=settings.backend,
-            graphs=int(report.get("graph_count", 0)),
-            breaks=int(report.get("graph_break_count", 0)),
-            recompiles=int(report.get("recompile_count", 0)),
-            limit_hit=bool(report.get("recompile_limit_hit")),
+            graphs=report.graph_count,
+            breaks=report.graph_break_count,
+            recompiles=report.recompile_count,
+            limit_hit=report.recompile_limit_hit,
             raised=raised,
-            error_kind=error.get("kind") if error else None,
-            equivalence="n/a" if not eq else ("ok" if eq.get("ok") else "FAIL"),
-            compile_s=timings.get("compile_s"),
-            speedup=timings.get("speedup"),
+            error_kind=error.kind if error is not None else None,
+            equivalence=report.equivalence_word,
+            compile_s=timings.compile_s if timings is not None else None,
+            speedup=timings.speedup if timings is not None else None,
             mode=settings.mode,
-            **_differences(eq or {}),
-            **_phase_split(report.get("compile_phase_totals")),
+            **_differences(report.equivalence),
+            **_phase_split(report.compile_phase_totals),
         )
 
     @property
@@ -92,35 +90,35 @@ class Cell:
         return asdict(self)
 
 
-def _differences(eq: dict[str, Any]) -> dict[str, Any]:
+def _differences(eq: Equivalence | None) -> dict[str, Any]:
     """max_abs, max_rel and what diverged first (values before gradients), from a report's
     equivalence: the numbers the ladder reports for its stage."""
-    outputs, grads = list(eq.get("outputs") or []), list(eq.get("grads") or [])
+    outputs, grads = (list(eq.outputs), list(eq.grads)) if eq is not None else ([], [])
 
-    def biggest(entries: list[dict[str, Any]], key: str) -> float | None:
-        found = [e.get(key) for e in entries if isinstance(e.get(key), (int, float))]
+    def biggest(entries: list[Comparison], key: str) -> float | None:
+        found = [getattr(e, key) for e in entries if getattr(e, key) is not None]
         return max(found) if found else None
 
     diverged = None
-    if any(not o.get("ok", True) for o in outputs):
+    if any(not o.ok for o in outputs):
         diverged = "values"
-    elif any(not g.get("ok", True) for g in grads):
+    elif any(not g.ok for g in grads):
         diverged = "gradients"
     # The stage's difference is that of what diverged; else the largest seen anywhere.
     chosen = outputs if diverged == "values" else grads if diverged == "gradients" else outputs + grads
     if diverged:
-        chosen = [e for e in chosen if not e.get("ok", True)]
+        chosen = [e for e in chosen if not e.ok]
     return {"max_abs": biggest(chosen, "max_abs"), "max_rel": biggest(chosen, "max_rel"), "diverged": diverged}
 
 
-def _phase_split(totals: Any) -> dict[str, float | None]:
+def _phase_split(totals: PhaseTotals | None) -> dict[str, float | None]:
     """dynamo_s and backend_s from a report's compile_phase_totals; both None without one
     (no frame compiled, or an older worker)."""
-    if not isinstance(totals, dict) or not isinstance(totals.get("total_s"), (int, float)):
+    if totals is None:
         return {"dynamo_s": None, "backend_s": None}
-    dynamo = float(totals.get("dynamo_s") or 0.0)
+    dynamo = totals.dynamo_s
     # The phases are disjoint and sum to total_s: the rest is the backend's.
-    return {"dynamo_s": round(dynamo, 6), "backend_s": round(max(float(totals["total_s"]) - dynamo, 0.0), 6)}
+    return {"dynamo_s": round(dynamo, 6), "backend_s": round(max(totals.total_s - dynamo, 0.0), 6)}
 
 
 def phase_split_words(cell: Cell) -> str:
@@ -207,7 +205,7 @@ async def run_matrix(
         if on_progress is not None:
             on_progress(i, len(cells), settings)
         try:
-            report = await client.run(path, settings, timing=timing, min_run_time=min_run_time)
+            result = await client.run(path, settings, timing=timing, min_run_time=min_run_time)
         except RunCancelled:
             return
-        yield i, Cell.from_report(settings, report)
+        yield i, Cell.from_report(settings, result.report)

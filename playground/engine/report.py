@@ -535,6 +535,9 @@ class CompilePhase(Wire):
     compile_s: float = 0.0
     other_s: float = 0.0
     total_s: float = 0.0
+    #: The first run of the graphs this compile made (issue 12): outside torch's metrics and
+    #: `total_s`, inside the cold first call. None (key absent) in reports that predate it.
+    first_run_s: float | None = wire(None, omit=_absent_if_none("first_run_s"))
 
 
 #: The phases in the order a compile runs them, with the words the views use.
@@ -563,6 +566,10 @@ class PhaseTotals(Wire):
     total_s: float = 0.0
     first_call_s: float = 0.0
     frames: int = 0
+    #: The graphs' first runs over the run, and over call 1 (`first_call_s + first_call_run_s`
+    #: is what the cold first call measured, less guards and the snippet's own code).
+    first_run_s: float | None = wire(None, omit=_absent_if_none("first_run_s"))
+    first_call_run_s: float | None = wire(None, omit=_absent_if_none("first_call_run_s"))
 
 
 @dataclass(frozen=True)

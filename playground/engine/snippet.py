@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playground.engine.report import blank_report
+from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
 
 
@@ -24,7 +24,7 @@ class SnippetError(Exception):
 
     def __init__(self, exc_type: str, message: str, line: int | None = None, sha256: str | None = None) -> None:
         super().__init__(message)
-        self.error = {"kind": "snippet", "type": exc_type, "message": message, "line": line, "detail": ""}
+        self.error = RunError(kind="snippet", type=exc_type, message=message, line=line)
         #: The SHA-256 of the bytes read, when the file could be read at all.
         self.sha256 = sha256
 
@@ -76,14 +76,14 @@ class PreparedRun:
 
     path: str
     settings: Settings
-    error: dict[str, Any] | None = None
+    error: RunError | None = None
     sha256: str | None = None
 
-    def refused_report(self) -> dict[str, Any]:
+    def refused_report(self) -> Report:
         """The report of a run refused for its settings: torch is never reached."""
-        report = blank_report(self.path, self.settings.to_dict(), self.error)
-        report.update(content_sha256=self.sha256 or "", wall_s=0.0, worker_restarted=False)
-        return report
+        return Report(
+            settings=self.settings, error=self.error, snippet=self.path, content_sha256=self.sha256 or "", wall_s=0.0
+        )
 
 
 def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> PreparedRun:
@@ -94,7 +94,8 @@ def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None =
     except SnippetError:
         return PreparedRun(str(Path(path).absolute()), resolve_settings(None, overrides).settings)
     resolved = resolve_settings(source.text, overrides)
-    return PreparedRun(source.path, resolved.settings, resolved.error, source.sha256)
+    error = RunError.from_dict(resolved.error) if resolved.error is not None else None
+    return PreparedRun(source.path, resolved.settings, error, source.sha256)
 
 
 def literal_settings(text: str) -> dict[str, Any]:

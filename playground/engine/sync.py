@@ -11,7 +11,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from playground.engine.client import EventHandler, WorkerClient
+from playground.engine.client import WorkerClient
+from playground.engine.events import EventHandler, RunResult
 from playground.engine.settings import Settings
 
 T = TypeVar("T")
@@ -39,15 +40,11 @@ class SyncWorker:
         settings: Settings | None = None,
         on_event: EventHandler | None = None,
         **kwargs: Any,
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         return self._call(self.client.run(path, settings or Settings(), on_event, **kwargs))
 
     def cancel(self) -> None:
         self._call(self.client.cancel())
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Any:
-        """Schedule a coroutine on the client's loop; returns a concurrent Future."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def close(self) -> None:
         try:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from playground.engine.events import RunResult
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 
@@ -35,6 +37,13 @@ def snippet(tmp_path: Path):
     return write
 
 
-def run(worker: SyncWorker, path: str, settings: Settings = EAGER, **kwargs):
+def run_result(worker: SyncWorker, path: str, settings: Settings = EAGER, **kwargs) -> RunResult:
+    """One run through the warm worker, as the client returns it (timings off unless asked)."""
     kwargs.setdefault("timing", False)
     return worker.run(path, settings, **kwargs)
+
+
+def run(worker: SyncWorker, path: str, settings: Settings = EAGER, **kwargs) -> dict[str, Any]:
+    """The run's report as the contract's JSON object (what `check --json` prints): what most
+    engine tests pin, key by key."""
+    return run_result(worker, path, settings, **kwargs).report.to_dict()

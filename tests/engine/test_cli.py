@@ -177,7 +177,7 @@ def test_read_snippet_errors(tmp_path, monkeypatch):
     monkeypatch.setattr("playground.engine.snippet.read_regular_bytes", deny)
     with pytest.raises(SnippetError) as info:
         read_snippet(p)
-    assert info.value.error["type"] == "PermissionError"
+    assert info.value.error.type == "PermissionError"
 
 
 def test_literal_settings():

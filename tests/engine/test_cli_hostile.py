@@ -120,12 +120,13 @@ def test_write_export_rules(tmp_path: Path):
 
 
 def test_app_markdown_export_is_marked_as_ours(tmp_path: Path):
-    from tui.exporting import write_markdown
+    from playground.engine.report import Report
+    from tui.export_actions import write_markdown
 
     report = json.loads(
         json.dumps({"snippet": str(tmp_path / "s.py"), "settings": {}, "error": None, "equivalence": None})
     )
-    path = write_markdown(report, tmp_path, "s")
+    path = write_markdown(Report.from_dict(report), tmp_path, "s")
     assert path.read_text().startswith("# torch.compile report")
     assert is_our_export(path)
 

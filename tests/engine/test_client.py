@@ -1,12 +1,14 @@
-"""Client behaviour around runs: cancelling a stale run, recycling a grown worker."""
+"""Client behaviour around runs: cancelling a stale run, one template forking every run."""
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
 from playground.engine.client import RunCancelled
+from playground.engine.events import RunResult
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 
@@ -24,10 +26,18 @@ def inputs():
 """
 
 
+def _in_background(worker: SyncWorker, path: str) -> Future[RunResult]:
+    """A run started from another thread, so this one can cancel it while it runs."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(worker.run, path, Settings(backend="eager"), timing=False)
+    pool.shutdown(wait=False)
+    return future
+
+
 def test_cancel_stops_a_run_at_its_next_checkpoint(worker, snippet):
     path = snippet(SLOW)
     pid = worker.client.hello["pid"]
-    future = worker.submit(worker.client.run(path, Settings(backend="eager"), timing=False))
+    future = _in_background(worker, path)
     time.sleep(1.0)
     started = time.monotonic()
     worker.cancel()
@@ -42,7 +52,7 @@ def test_cancel_of_a_stuck_run_kills_its_child_and_keeps_the_worker(snippet):
     with SyncWorker(timeout_s=60) as w:
         w.start()
         pid = w.client.hello["pid"]
-        future = w.submit(w.client.run(path, Settings(backend="eager"), timing=False))
+        future = _in_background(w, path)
         time.sleep(1.0)
         started = time.monotonic()
         w.cancel()
@@ -53,18 +63,19 @@ def test_cancel_of_a_stuck_run_kills_its_child_and_keeps_the_worker(snippet):
             snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"),
             Settings(backend="eager"),
             timing=False,
-        )
-        assert good["error"] is None
+        ).report
+        assert good.error is None
         # The run's child was killed; the template that holds torch stayed.
-        assert w.client.hello["pid"] == pid and good["worker_restarted"] is False
+        assert w.client.hello["pid"] == pid and good.worker_restarted is False
 
 
 def test_every_run_is_a_fresh_child_of_one_template(snippet):
     path = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n")
     with SyncWorker() as w:
         hello = w.start()
-        first = w.run(path, Settings(backend="eager"), timing=False)
-        second = w.run(path, Settings(backend="eager"), timing=False)
-        assert first["worker"]["pid"] != second["worker"]["pid"]
-        assert hello["pid"] not in (first["worker"]["pid"], second["worker"]["pid"])
-        assert w.client.hello["pid"] == hello["pid"] and not second["worker_restarted"]
+        first = w.run(path, Settings(backend="eager"), timing=False).report
+        second = w.run(path, Settings(backend="eager"), timing=False).report
+        assert first.worker is not None and second.worker is not None
+        assert first.worker.pid != second.worker.pid
+        assert hello["pid"] not in (first.worker.pid, second.worker.pid)
+        assert w.client.hello["pid"] == hello["pid"] and not second.worker_restarted

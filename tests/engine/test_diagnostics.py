@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from playground.engine.events import DiagnosticsReady, Progress
 from playground.engine.settings import Settings
 
-from .conftest import EAGER, run
+from .conftest import EAGER, run, run_result
 
 PRINT_FIRST_LINE = """
 import torch
@@ -215,16 +216,18 @@ def test_break_in_helper_points_at_the_helper_line(worker, snippet):
 
 def test_progress_events_stream_before_the_report(worker, snippet):
     events = []
-    run(worker, snippet(SHAPES), EAGER, on_event=events.append)
-    kinds = [e["event"] for e in events]
-    assert kinds.index("diagnostics") < len(kinds)
-    phases = [e.get("phase") for e in events if e["event"] == "progress"]
+    result = run_result(worker, snippet(SHAPES), EAGER, on_event=events.append)
+    kinds = [type(e) for e in events]
+    assert kinds.index(DiagnosticsReady) < len(kinds)
+    assert set(kinds) <= {Progress, DiagnosticsReady}  # typed events only, never dicts
+    phases = [e.phase for e in events if isinstance(e, Progress)]
     assert "loading" in phases and "compiling" in phases and "equivalence" in phases
-    compiling = [e for e in events if e.get("phase") == "compiling"]
-    assert compiling[-1]["call"] == 4 and compiling[-1]["calls"] == 4
-    diag = next(e for e in events if e["event"] == "diagnostics")["report"]
-    assert diag["stage"] == "diagnostics" and diag["equivalence"] is None and diag["timings"] is None
-    assert diag["graph_count"] == 2
+    compiling = [e for e in events if isinstance(e, Progress) and e.phase == "compiling"]
+    assert compiling[-1].call == 4 and compiling[-1].calls == 4
+    diag = next(e for e in events if isinstance(e, DiagnosticsReady)).report
+    assert diag.stage == "diagnostics" and diag.equivalence is None and diag.timings is None
+    assert diag.graph_count == 2
+    assert result.report.stage == "complete" and result.trace is None  # no trace unless asked
 
 
 def test_reset_between_runs_gives_identical_counts(worker, snippet):

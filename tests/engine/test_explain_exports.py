@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from playground.engine.exports import markdown_report
+from playground.engine.report import Report
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "tui" / "fixtures" / "why_recompile_lr.json"
@@ -24,7 +25,7 @@ def _section(md: str, title: str) -> list[str]:
 def _canned() -> str:
     report = json.loads(FIXTURE.read_text(encoding="utf-8"))
     report["snippet"] = str(ROOT / "tests" / "tui" / "fixtures" / "lr_float_static.py")
-    return markdown_report(report)
+    return markdown_report(Report.from_dict(report))
 
 
 def test_one_row_per_recompile_with_function_argument_values_and_line():

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from playground.engine.history import History, changes, describe, source_diff
-from playground.engine.report import Report
+from playground.engine.report import Report, Timings
 
 
 def report(**kw) -> Report:
@@ -53,5 +55,5 @@ def test_speedup_noise_is_not_news_and_labels_fit_80_columns():
 def test_markdown_report_with_missing_timing_fields():
     from playground.engine.exports import markdown_report
 
-    md = markdown_report(dict(report().raw, timings={"compile_s": None, "speedup": None, "device": "cpu"}))
+    md = markdown_report(replace(report(), timings=Timings(compile_s=None, speedup=None, device="cpu")))
     assert "cold first call (compile included): n/a" in md

@@ -173,6 +173,11 @@ def fresh_probe(probe_dir: Path) -> dict[str, Any]:
     return essence(fresh_check(path))
 
 
+def _warm_run(warm: SyncWorker, path: str) -> dict[str, Any]:
+    """A warm run's report as JSON: compared with a fresh `check --json` of the same bytes."""
+    return warm.run(path, EAGER, timing=False).report.to_dict()
+
+
 @pytest.fixture(scope="module")
 def warm() -> Any:
     with SyncWorker(timeout_s=120) as w:
@@ -196,12 +201,12 @@ def test_a_state_change_never_reaches_the_next_save(
 ) -> None:
     path = probe_dir / "snip.py"
     path.write_text(_setup_version(SETUPS[name]), encoding="utf-8")
-    changed = warm.run(str(path), EAGER, timing=False)
+    changed = _warm_run(warm, str(path))
     assert changed["error"] is None or changed["error"]["kind"] != "worker", changed["error"]
     # The state change did take effect in that run: it is what the earlier save printed.
     assert essence(changed)["printed"] != fresh_probe["printed"] or name in _NOT_PRINTED, name
     path.write_text(PROBE, encoding="utf-8")
-    later = warm.run(str(path), EAGER, timing=False)
+    later = _warm_run(warm, str(path))
     assert essence(later) == fresh_probe
 
 
@@ -221,7 +226,7 @@ def test_processes_a_run_started_do_not_outlive_it(warm: SyncWorker, probe_dir: 
         ),
         encoding="utf-8",
     )
-    warm.run(str(path), EAGER, timing=False)
+    _warm_run(warm, str(path))
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(any_running(f"sleep 333{n}") for n in (5, 6, 7)):
         time.sleep(0.1)
@@ -250,13 +255,13 @@ def test_an_edited_helper_module_is_what_runs_next(warm: SyncWorker, tmp_path: P
     snip.write_text(USER, encoding="utf-8")
     helper = folder / "helper.py"
     helper.write_text(HELPER.format(scale=2, body="return torch.sin(x)"), encoding="utf-8")
-    first = warm.run(str(snip), EAGER, timing=False)
+    first = _warm_run(warm, str(snip))
     assert first["error"] is None, first["error"]
     assert first["local_modules"] == [str(helper.resolve())]
     assert first["graph_break_count"] == 0
     # The helper now prints (a graph break) and scales by 3: both must show.
     helper.write_text(HELPER.format(scale=3, body='print("in helper")\n    return torch.sin(x)'), encoding="utf-8")
-    second = warm.run(str(snip), EAGER, timing=False)
+    second = _warm_run(warm, str(snip))
     assert "SCALE 3" in second["output"]["text"]
     assert essence(second) == essence(fresh_check(snip))
     assert second["graph_break_count"] >= 1
@@ -289,7 +294,7 @@ def test_the_order_of_runs_does_not_matter(warm: SyncWorker, probe_dir: Path, fr
     everything = "\n".join(v for k, v in SETUPS.items() if k not in ("default_device",))
     path.write_text(_setup_version(everything), encoding="utf-8")
     for _ in range(2):
-        warm.run(str(path), EAGER, timing=False)
+        _warm_run(warm, str(path))
     probe = probe_dir / "snip.py"
     probe.write_text(PROBE, encoding="utf-8")
-    assert essence(warm.run(str(probe), EAGER, timing=False)) == fresh_probe
+    assert essence(_warm_run(warm, str(probe))) == fresh_probe

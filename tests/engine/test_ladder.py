@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -23,23 +24,26 @@ from playground.engine.matrix import (
     ladder_stages,
     ladder_summary,
 )
+from playground.engine.report import PhaseTotals, Report
 from playground.engine.settings import Settings
 
 BASE = Settings(config=(("dynamo.capture_scalar_outputs", True),), fullgraph=True)
 
 
-def report(ok: bool = True, grads_ok: bool = True, max_abs: float = 0.0, error: dict | None = None) -> dict:
-    return {
-        "graph_count": 1,
-        "error": error,
-        "equivalence": None
-        if error
-        else {
-            "ok": ok and grads_ok,
-            "outputs": [{"max_abs": 0.0 if ok else max_abs, "max_rel": 0.0, "ok": ok}],
-            "grads": [{"name": "x", "max_abs": 0.0 if grads_ok else max_abs, "max_rel": 1e-6, "ok": grads_ok}],
-        },
-    }
+def report(ok: bool = True, grads_ok: bool = True, max_abs: float = 0.0, error: dict | None = None) -> Report:
+    return Report.from_dict(
+        {
+            "graph_count": 1,
+            "error": error,
+            "equivalence": None
+            if error
+            else {
+                "ok": ok and grads_ok,
+                "outputs": [{"max_abs": 0.0 if ok else max_abs, "max_rel": 0.0, "ok": ok}],
+                "grads": [{"name": "x", "max_abs": 0.0 if grads_ok else max_abs, "max_rel": 1e-6, "ok": grads_ok}],
+            },
+        }
+    )
 
 
 def test_stages_keep_the_base_settings_and_end_with_each_mode():
@@ -77,7 +81,7 @@ def test_each_cell_splits_its_compile_time_into_dynamo_and_backend():
     backend's), in the JSON cell and both text tables; absent when torch reported none."""
     totals = {"dynamo_s": 0.19, "aot_s": 1.8, "other_s": 0.04, "total_s": 2.03, "first_call_s": 2.03, "frames": 1}
     (stage,) = ladder_stages(Settings())[:1]
-    cell = Cell.from_report(stage, {**report(), "compile_phase_totals": totals})
+    cell = Cell.from_report(stage, replace(report(), compile_phase_totals=PhaseTotals.from_dict(totals)))
     assert (cell.dynamo_s, cell.backend_s) == (0.19, 1.84)
     assert cell.to_dict()["dynamo_s"] == 0.19 and cell.to_dict()["backend_s"] == 1.84
     bare = Cell.from_report(stage, report())

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tui_fakes import HELLO, FakeEngine, bar_text, canned, pane_text, settle
 
+from playground.engine.report import Report
 from tui.factory import make_app
 from tui.messages import SnippetChanged
 from tui.screens.gallery import GalleryScreen
@@ -136,8 +137,8 @@ async def test_a_late_result_of_a_superseded_run_is_dropped(snippet: Path):
         from tui.messages import RunFinished
 
         before = app.main.view.report
-        old = dict(canned("recompile_limit")("", app.settings))
-        app.post_message(RunFinished(app._generation - 1, old))
+        old = Report.from_dict(canned("recompile_limit")("", app.settings))
+        app.post_message(RunFinished(app.generation - 1, old))
         await pilot.pause()
         assert app.main.view.report is before
 
@@ -194,7 +195,7 @@ async def test_help_and_gallery_open_and_close(snippet: Path, tmp_path: Path, mo
     gallery = tmp_path / "gallery"
     gallery.mkdir()
     (gallery / "clean.py").write_text('"""Clean: no break."""\nSETTINGS = {"backend": "inductor"}\n')
-    monkeypatch.setattr("tui.app.bundled_snippets_dir", lambda: gallery)
+    monkeypatch.setattr("tui.app.snippets_dir", lambda: gallery)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tui_fakes import FakeEngine, load_fixture, rule_report, settle
 
-from tui.exporting import unique_path
+from tui.export_actions import unique_path
 from tui.factory import make_app
 
 
@@ -60,8 +60,10 @@ async def test_t_reruns_with_the_trace_and_writes_it_with_the_tlparse_command(sn
         name = f"compile-playground-trace/{logs[0].name}"
         assert f"tlparse {name} -o {name.removesuffix('.log')}" in message
         # The trace stays out of what the app keeps.
-        assert "trace_lines" not in app.main.view.report.raw
-        assert all("trace_lines" not in e.report.raw for e in app.history.entries)
+        assert not {"trace_lines", "trace_strings", "trace"} & app.main.view.report.to_dict().keys()
+        assert all(
+            not {"trace_lines", "trace_strings", "trace"} & e.report.to_dict().keys() for e in app.history.entries
+        )
 
 
 def test_unique_path_adds_a_number_when_taken(tmp_path: Path):

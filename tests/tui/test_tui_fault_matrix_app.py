@@ -104,7 +104,7 @@ def assert_app_reports(app, fault: Fault, sha: str) -> None:
         assert view.report is attempt and not view.stale, f"{name}: {describe(app)}"
         assert "STALE" not in summary and "done" in summary, f"{name}: summary {summary!r}"
         if fault.extra is not None:
-            fault.extra(attempt.raw)
+            fault.extra(attempt.to_dict())  # the checks read the JSON contract, shared with check --json
         return
     error = view.error
     assert error is not None, f"{name}: expected a {fault.kind} error, got none; {describe(app)}"

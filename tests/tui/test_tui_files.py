@@ -68,7 +68,7 @@ def test_gallery_lists_bundled_snippets_with_titles(tmp_path: Path):
 
 
 def test_real_gallery_is_found_and_titled():
-    entries = list_gallery(cli.bundled_snippets_dir())
+    entries = list_gallery(cli.snippets_dir())
     names = {e.name for e in entries}
     assert "default" in names
     assert all(e.title for e in entries)
@@ -77,7 +77,7 @@ def test_real_gallery_is_found_and_titled():
 def test_default_snippet_is_copied_once(tmp_path: Path):
     path, notice = cli.default_snippet(tmp_path)
     assert path == tmp_path / "snippet.py" and "created" in notice
-    assert path.read_bytes() == (cli.bundled_snippets_dir() / "default.py").read_bytes()
+    assert path.read_bytes() == (cli.snippets_dir() / "default.py").read_bytes()
     path.write_text("# mine\n")
     path2, notice2 = cli.default_snippet(tmp_path)
     assert path2 == path and "existing" in notice2

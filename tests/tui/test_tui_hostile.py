@@ -18,6 +18,7 @@ import pytest
 from tui_fakes import FakeEngine, bar_text, base_report, pane_text, settle
 
 from playground.cli.textreport import render as text_report
+from playground.engine.events import Progress, RunResult, WorkerRestarted
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible, visible_data
@@ -170,10 +171,10 @@ async def test_nothing_from_the_snippet_or_torch_reaches_the_screen_raw(tmp_path
 
 async def test_engine_failures_and_notifications_are_escaped(snippet: Path):
     class Failing(FakeEngine):
-        async def run(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        async def run(self, *args: Any, **kwargs: Any) -> RunResult:
             emit = args[2] if len(args) > 2 else kwargs.get("on_event")
             if emit is not None:
-                emit({"event": "restarted", "reason": f"restarted {HOSTILE}"})
+                emit(WorkerRestarted(f"restarted {HOSTILE}"))
             raise RuntimeError(f"engine broke {HOSTILE} [/]")
 
     app = make_app(snippet, engine=Failing(), watch=False)
@@ -289,7 +290,7 @@ async def test_a_gallery_pick_keeps_the_command_line_flags(snippet: Path, tmp_pa
     gallery = tmp_path / "gallery"
     gallery.mkdir()
     (gallery / "clean.py").write_text('"""Clean."""\nSETTINGS = {"backend": "inductor", "dynamic": False}\n')
-    monkeypatch.setattr("tui.app.bundled_snippets_dir", lambda: gallery)
+    monkeypatch.setattr("tui.app.snippets_dir", lambda: gallery)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -311,7 +312,7 @@ async def test_an_explicit_dynamic_auto_survives_a_gallery_pick(snippet: Path, t
     gallery = tmp_path / "gallery"
     gallery.mkdir()
     (gallery / "static.py").write_text('"""Static."""\nSETTINGS = {"dynamic": False}\n')
-    monkeypatch.setattr("tui.app.bundled_snippets_dir", lambda: gallery)
+    monkeypatch.setattr("tui.app.snippets_dir", lambda: gallery)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -389,10 +390,10 @@ class NeverEnding(FakeEngine):
         self.on_close = on_close
         self.events: list[str] = []
 
-    async def run(self, path: str, settings: Settings, on_event=None, **options: Any) -> dict[str, Any]:
+    async def run(self, path: str, settings: Settings, on_event=None, **options: Any) -> RunResult:
         self.runs.append((Path(path).read_text(), settings))
         assert on_event is not None
-        on_event({"event": "progress", "phase": "compiling", "call": 1, "calls": 3, "message": ""})
+        on_event(Progress("compiling", 1, 3, ""))
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -413,9 +414,9 @@ class NeverEnding(FakeEngine):
 
 async def test_quit_during_a_compile_returns_at_once(snippet: Path):
     shown_while_closing: list[str] = []
-    app = make_app(snippet, engine=FakeEngine(), watch=False)
+    # The lambda reads `app` when the engine closes, by which time it is made.
     engine = NeverEnding(lambda: shown_while_closing.append(bar_text(app)))
-    app.engine = engine
+    app = make_app(snippet, engine=engine, watch=False)
 
     async def session() -> None:
         async with app.run_test() as pilot:

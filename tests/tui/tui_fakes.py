@@ -3,7 +3,10 @@
 The rules stand in for torch just enough to drive the UI: a line containing `.sum() > 0`
 is a graph break (a refusal under fullgraph), `SHAPES` in the file means three input
 shapes (recompiles depending on dynamic), `CRASH` kills the "worker" once. A run asked for
-with `trace=True` returns two canned structured-trace lines.
+with `trace=True` returns a canned structured trace.
+
+`respond` functions write contract dicts (what a worker would send); the engine hands the app
+what the real client does: typed events and a `RunResult` made with `Report.from_dict`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.errors import RunCancelled
+from playground.engine.events import DiagnosticsReady, EventHandler, Progress, RunResult, Trace, WorkerRestarted
+from playground.engine.report import Report
 from playground.engine.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -28,6 +33,13 @@ HELLO = {
     "backends": ["cudagraphs", "eager", "inductor", "aot_eager", "tvm"],
     "pid": 4242,
 }
+
+
+#: What a trace run brings back besides its report.
+TRACE = Trace(
+    lines=('V0101 00:00:00.000000 0 fake.py:1] {"dynamo_start": {"stack": []}}',),
+    strings=(("branch.py", 0),),
+)
 
 
 def load_fixture(name: str) -> dict[str, Any]:
@@ -123,16 +135,16 @@ class FakeEngine:
         self,
         path: str,
         settings: Settings,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_event: EventHandler | None = None,
         **options: Any,
-    ) -> dict[str, Any]:
+    ) -> RunResult:
         emit = on_event or (lambda event: None)
         text = Path(path).read_text()
         self.runs.append((text, settings))
         self.options.append(options)
         self._cancel = asyncio.Event()
         for call in range(1, self.calls + 1):
-            emit({"event": "progress", "phase": "compiling", "call": call, "calls": self.calls, "message": ""})
+            emit(Progress("compiling", call, self.calls, ""))
             await asyncio.sleep(0)
         if self.gate is not None:
             waiter = asyncio.ensure_future(self.gate.wait())
@@ -144,7 +156,7 @@ class FakeEngine:
             raise RunCancelled()
         if self.crash_next or "CRASH" in text and len(self.runs) == 1:
             self.crash_next = False
-            emit({"event": "restarted", "reason": "worker exited with signal 9"})
+            emit(WorkerRestarted("worker exited with signal 9"))
             report = base_report(text, settings)
             report.update(
                 graph_count=0,
@@ -153,16 +165,14 @@ class FakeEngine:
                 worker_restarted=True,
                 error={"kind": "worker", "type": "WorkerDied", "message": "worker exited with signal 9"},
             )
-            return report
+            return RunResult(Report.from_dict(report))
         report = self.respond(text, settings)
-        if options.get("trace"):
-            report["trace_strings"] = [["branch.py", 0]]
-            report["trace_lines"] = ['V0101 00:00:00.000000 0 fake.py:1] {"dynamo_start": {"stack": []}}']
+        trace = TRACE if options.get("trace") else None
         diagnostics = copy.deepcopy(report)
         diagnostics.update(stage="diagnostics", equivalence=None, timings=None)
-        emit({"event": "diagnostics", "report": diagnostics})
+        emit(DiagnosticsReady(Report.from_dict(diagnostics)))
         await asyncio.sleep(0)
-        return report
+        return RunResult(Report.from_dict(report), trace)
 
     async def cancel(self) -> None:
         self.cancels += 1

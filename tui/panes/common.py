@@ -29,7 +29,3 @@ def verdict(ok: bool) -> Text:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
-def heading(text: str) -> Text:
-    return Text(text, style=HEADING)

@@ -16,7 +16,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from playground.engine.history import Entry, History
-from tui.compare import Comparison, render_comparison
+from tui.compare import BeforeAfter, render_comparison
 from tui.panes.common import DIM
 from tui.widgets import PaneView
 
@@ -108,7 +108,7 @@ class HistoryScreen(ModalScreen[None]):
         if pair is None:
             self._show(Text("the first run: nothing earlier to compare it with", style=DIM))
             return
-        self._show(render_comparison(Comparison.of(*pair)))
+        self._show(render_comparison(BeforeAfter.of(*pair)))
 
     def _show(self, renderable) -> None:
         self.query_one("#history-compare", PaneView).show(renderable)

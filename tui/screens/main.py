@@ -22,7 +22,7 @@ from textual.widgets import TabbedContent, TabPane
 
 from playground.engine.report import Report
 from tui import panes
-from tui.compare import Comparison, changes_text, render_since
+from tui.compare import BeforeAfter, changes_text, render_since
 from tui.findings import refused_break
 from tui.keys import PANES
 from tui.panes.common import DIM, WARN
@@ -61,6 +61,12 @@ class MainScreen(Screen[None]):
 
     graph: reactive[int] = reactive(0, init=False)
     """Which captured graph (0-based) the Graphs pane shows; [ and ] step it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Source panes still to scroll to their anchor line once they have a size (per
+        #: screen: a class-level dict would be shared by every MainScreen).
+        self._pending_scroll: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Bar(id="title")
@@ -113,7 +119,6 @@ class MainScreen(Screen[None]):
             tabs.active = next(f"tab-{pane}" for pane, _ in PANES if pane not in SIDE_PANES)
 
     _anchor: tuple[int | None, str] = (None, "")
-    _pending_scroll: dict[str, int] = {}
 
     def _follow_marks(self, view: View) -> None:
         """Scroll the source to the error or first break when those change (not on every
@@ -228,7 +233,7 @@ class _Once:
         return self._built
 
 
-def _analysis_body(view: View, render: Callable[[Report], RenderableType], since: Comparison | None) -> RenderableType:
+def _analysis_body(view: View, render: Callable[[Report], RenderableType], since: BeforeAfter | None) -> RenderableType:
     body = _framed(view, view.report, render)
     if since is not None:
         # Only over the result it describes: a STALE pane shows an older run.

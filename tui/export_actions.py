@@ -1,21 +1,22 @@
-"""Writing exports from the app: torch's structured trace (for tlparse) and a Markdown report.
+"""The app's `w` and `t` exports: the Markdown report and torch's structured trace, written to files.
 
-Blocking file work only; the app calls these through `asyncio.to_thread` so a large trace
-never stalls the UI. Nothing here overwrites a file the user already has.
+The formats are the engine's (`playground.engine.exports`); this holds what the app adds: the
+file names, the paths as the user can paste them, the tlparse command. Blocking file work only;
+the app calls these through `asyncio.to_thread` so a large trace never stalls the UI. Nothing
+here overwrites a file the user already has.
 """
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
+from playground.engine.events import Trace
 from playground.engine.exports import markdown_report, marked, unique_path, write_trace
+from playground.engine.report import Report
 
 #: Where `t` writes traces, under the current folder (one file per trace, never replaced).
 TRACE_DIR = "compile-playground-trace"
-#: The report keys that carry the trace; kept out of the history (they can be megabytes).
-TRACE_KEYS = ("trace_lines", "trace_strings")
 
 
 def shown(path: Path) -> str:
@@ -26,7 +27,7 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def write_markdown(report: dict[str, Any], folder: Path, snippet_stem: str) -> Path:
+def write_markdown(report: Report, folder: Path, snippet_stem: str) -> Path:
     """`<snippet-stem>-report.md` in `folder` (suffixed when taken); returns its path."""
     text = marked(markdown_report(report))
     path = unique_path(folder, f"{snippet_stem}-report", ".md")
@@ -34,19 +35,11 @@ def write_markdown(report: dict[str, Any], folder: Path, snippet_stem: str) -> P
     return path
 
 
-def save_trace(report: dict[str, Any], folder: Path) -> tuple[Path, str]:
+def save_trace(trace: Trace, folder: Path) -> tuple[Path, str]:
     """The trace as a TORCH_TRACE log in `folder`, and the tlparse command that renders it."""
-    log = write_trace(report, folder)
+    log = write_trace(trace, folder)
     out = log.with_suffix("")  # tlparse refuses an existing output folder: one per log
     return log, f"tlparse {shlex.quote(shown(log))} -o {shlex.quote(shown(out))}"
 
 
-def has_trace(report: dict[str, Any]) -> bool:
-    return bool(report.get("trace_lines"))
-
-
-def without_trace(report: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in report.items() if key not in TRACE_KEYS}
-
-
-__all__ = ["TRACE_DIR", "has_trace", "save_trace", "shown", "unique_path", "without_trace", "write_markdown"]
+__all__ = ["TRACE_DIR", "save_trace", "shown", "unique_path", "write_markdown"]

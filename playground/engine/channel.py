@@ -1,0 +1,208 @@
+"""The worker process and its pipes, seen from the client: spawn, JSON-lines framing, the
+stderr log, kill. Torch-free; knows nothing about runs (playground/engine/client.py does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from playground.engine.errors import WorkerUnavailable
+
+HELLO_TIMEOUT_S = 180.0
+#: How long a closing template may take to kill its runs and leave (it gives a compiler
+#: STRAGGLER_GRACE_S to finish writing) before its process group is killed.
+CLOSE_GRACE_S = 3.0
+_STREAM_LIMIT = 256 * 2**20
+
+Message = dict[str, Any]
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _project_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+class StderrLog:
+    """The worker's stderr, drained continuously: the tail, and how much came before a mark."""
+
+    def __init__(self, keep: int = 400) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=keep)
+        self.count = 0
+
+    def append(self, line: str) -> None:
+        self.lines.append(line)
+        self.count += 1
+
+    def since(self, mark: int) -> str:
+        new = self.count - mark
+        if new <= 0:
+            return ""
+        return "".join(list(self.lines)[-new:])
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+class WorkerChannel:
+    """One worker process (the template) and its pipes. `next()` hands out its messages in
+    order; `hello` is the template's greeting (torch imported and warmed), None until then."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+        self.hello: Message | None = None
+        self.proc: asyncio.subprocess.Process | None = None
+        self.stderr = StderrLog()
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._messages: asyncio.Queue[Message | None] = asyncio.Queue()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def spawn(self) -> Message:
+        """Start the worker and wait for its hello; WorkerUnavailable when it does not come."""
+        env = dict(os.environ)
+        root = _project_root()
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        # The worker speaks only over its pipes: never a network port.
+        proc = await asyncio.create_subprocess_exec(
+            self.python,
+            "-m",
+            "playground.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group: killing it kills what it spawned
+            limit=_STREAM_LIMIT,
+        )
+        self.proc = proc
+        self._messages = asyncio.Queue()
+        self._stderr_task = asyncio.create_task(self._drain_stderr(proc))
+        self._reader_task = asyncio.create_task(self._read_messages(proc, self._messages))
+        try:
+            message = await asyncio.wait_for(self._messages.get(), HELLO_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            message = None
+        if message is None or message.get("event") != "hello":
+            tail = self.stderr.text()[-2000:]
+            await self.kill()
+            what = f"unexpected first message {message!r}" if message else tail or "no answer"
+            raise WorkerUnavailable(f"the torch worker did not start: {what}")
+        self.hello = message
+        return message
+
+    async def shutdown(self) -> None:
+        """Ask the template to leave (it kills what its runs left), then kill its group."""
+        proc = self.proc
+        if proc is not None and proc.returncode is None and proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.write(b'{"op": "shutdown"}\n')
+                proc.stdin.close()  # EOF: the template stops even if it missed the line
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), CLOSE_GRACE_S)
+        await self.kill()
+
+    async def kill(self) -> None:
+        """Kill the template, then whatever is left in its process group."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 5.0)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for task in (self._reader_task, self._stderr_task):
+            if task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, 1.0)
+        self.hello = None
+
+    async def exit_words(self) -> str:
+        """How the template ended ("was killed by SIGKILL", "exited with code 1"), once it has."""
+        proc = self.proc
+        assert proc is not None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 5.0)
+        code = proc.returncode
+        return f"was killed by {signal_name(-code)}" if code is not None and code < 0 else f"exited with code {code}"
+
+    # --- I/O -----------------------------------------------------------------------------------
+
+    async def _drain_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        while True:
+            line = await proc.stderr.readline()
+            if not line:
+                return
+            self.stderr.append(line.decode("utf-8", "replace"))
+
+    @staticmethod
+    async def _read_messages(proc: asyncio.subprocess.Process, queue: asyncio.Queue[Message | None]) -> None:
+        """Every message of the worker into `queue`, None at the end. A line that is not JSON
+        is the torn end of a child killed mid-write (the template ends it with a newline)."""
+        assert proc.stdout is not None
+        try:
+            while True:
+                line = await proc.stdout.readline()
+                if not line:
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict):
+                    queue.put_nowait(message)
+        except (ConnectionError, asyncio.LimitOverrunError, ValueError):
+            return
+        finally:
+            queue.put_nowait(None)
+
+    async def send(self, message: Message) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        await self.proc.stdin.drain()
+
+    def send_nowait(self, message: Message) -> None:
+        with contextlib.suppress(Exception):
+            assert self.proc is not None and self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+
+    async def next(self, timeout: float, wake: asyncio.Event) -> tuple[str, Message | None]:
+        """("message", m), ("eof", None), ("wake", None) when `wake` is set first (a cancel),
+        or ("timeout", None)."""
+        get = asyncio.ensure_future(self._messages.get())
+        woken = asyncio.ensure_future(wake.wait())
+        try:
+            done, _ = await asyncio.wait({get, woken}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not get.done():
+                get.cancel()
+        if get in done:
+            message = get.result()
+            return ("message", message) if message is not None else ("eof", None)
+        if woken in done:
+            return "wake", None
+        return "timeout", None

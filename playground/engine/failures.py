@@ -1,0 +1,79 @@
+"""The reports of runs that ended without a report of their own. Torch-free.
+
+A run may never reach torch (the file cannot be read, its SETTINGS are wrong), or its process
+may end first: the child died or timed out (the template lives on), or the template itself
+died or stopped answering (the client restarts it on the next run). Each is a typed `Report`
+with nothing found and the reason in `error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from playground.engine.channel import WorkerChannel
+from playground.engine.errors import RunCancelled
+from playground.engine.report import Report, RunError
+from playground.engine.settings import Settings
+from playground.engine.snippet import snippet_line_in_stack
+
+
+def failure_report(path: str, settings: Settings, error: RunError | None, torch_version: str = "") -> Report:
+    """A report with nothing found yet: the whole report of a run that never reached torch."""
+    return Report(torch_version=torch_version, settings=settings, error=error, snippet=str(path))
+
+
+class RunFailures:
+    """How one run sent to the worker ended when no report came: `phase` is the last progress
+    message seen, for the sentence that says where it stopped."""
+
+    def __init__(self, channel: WorkerChannel, path: str, settings: Settings, stderr_mark: int) -> None:
+        self.channel = channel
+        self.path = path
+        self.settings = settings
+        self.stderr_mark = stderr_mark
+        self.phase = "loading the snippet"
+
+    async def _report(self, exc_type: str, message: str) -> Report:
+        await asyncio.sleep(0.05)  # let the stack dump that preceded the kill arrive on stderr
+        stack = self.channel.stderr.since(self.stderr_mark)
+        line = snippet_line_in_stack(stack, self.path)
+        where = f" at line {line}" if line else ""
+        error = RunError(
+            kind="worker", type=exc_type, message=message.format(where=where), line=line, detail=stack[-4000:]
+        )
+        version = (self.channel.hello or {}).get("torch_version", "")
+        return failure_report(self.path, self.settings, error, version)
+
+    async def child_ended(self, message: dict[str, Any], timeout: float) -> Report:
+        """The template's "ended" message for a run that sent no report; RunCancelled when the
+        run was cancelled."""
+        outcome = message.get("outcome")
+        if outcome == "timeout":
+            return await self._report(
+                "Timeout", f"the run timed out after {timeout:g} s while {self.phase}{{where}}; its process was killed"
+            )
+        if outcome == "cancelled":
+            raise RunCancelled()
+        if "signal" in message:
+            sig = str(message["signal"])
+            hint = " (SIGKILL from outside is most often the kernel's out-of-memory killer)" if sig == "SIGKILL" else ""
+            how = f"was killed by {sig}{hint}"
+        elif message.get("returncode") == 0:
+            how = "exited before reporting (the snippet called os._exit?)"
+        else:
+            how = f"exited with code {message.get('returncode')}"
+        return await self._report("WorkerDied", f"the run's process {how} while {self.phase}{{where}}")
+
+    async def template_died(self) -> tuple[Report, str]:
+        """The report, and the reason the next run gives for the fresh worker it starts."""
+        how = await self.channel.exit_words()
+        report = await self._report("WorkerDied", f"the worker process {how} while {self.phase}{{where}}")
+        return report, f"the previous worker {how} while {self.phase}"
+
+    async def template_stuck(self, timeout: float) -> tuple[Report, str]:
+        report = await self._report(
+            "Timeout",
+            f"the worker stopped answering {timeout:g} s into a run, while {self.phase}{{where}}; it was killed",
+        )
+        return report, "the previous worker stopped answering"

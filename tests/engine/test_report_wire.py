@@ -1,0 +1,128 @@
+"""The report's one wire codec: `Report.from_dict`/`to_dict` lose nothing, add nothing, and
+print byte for byte what the worker wrote (canned fixtures and live `check --json` runs)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from playground.engine.report import Report, Wire
+from playground.engine.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = sorted((ROOT / "tests" / "tui" / "fixtures").glob("*.json"))
+LIVE = ("why_recompile.py", "sum_if_fullgraph.py")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def live_reports() -> dict[str, str]:
+    """The line `check --json` prints for each LIVE gallery snippet (eager, no timings)."""
+    printed = {}
+    for name in LIVE:
+        done = subprocess.run(
+            [sys.executable, "-m", "playground", "check", f"snippets/{name}", "--json", "--no-timing"]
+            + ["--backend", "eager"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.stdout.endswith("\n") and done.stdout.count("\n") == 1, done.stderr[-3000:]
+        printed[name] = done.stdout.rstrip("\n")
+    return printed
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_every_fixture_round_trips(path: Path) -> None:
+    report = Report.from_dict(_load(path))
+    assert Report.from_dict(report.to_dict()) == report
+
+
+def test_the_dynamo_code_fixture_prints_byte_for_byte() -> None:
+    data = _load(ROOT / "tests" / "tui" / "fixtures" / "dynamo_code.json")
+    assert json.dumps(Report.from_dict(data).to_dict()) == json.dumps(data)
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_a_live_report_prints_byte_for_byte(live_reports: dict[str, str], name: str) -> None:
+    line = live_reports[name]
+    data = json.loads(line)
+    assert data["error"] is None or data["error"]["kind"] == "compile", data["error"]
+    assert data["stage"] == "complete" and data["torch_version"]
+    assert json.dumps(Report.from_dict(data).to_dict()) == line
+
+
+# --- no unknown keys --------------------------------------------------------------------------
+
+
+def _wire_class(hint: Any) -> type[Wire] | type[Settings] | None:
+    """The report class a field's type holds (through Optional and tuple[X, ...]), or None
+    for a plain value or a free mapping (cache counts, phase seconds, call arguments)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        return next((c for c in map(_wire_class, args) if c is not None), None)
+    if origin is tuple and args and args[-1] is Ellipsis:
+        return _wire_class(args[0])
+    if isinstance(hint, type) and issubclass(hint, (Wire, Settings)):
+        return hint
+    return None
+
+
+def _unknown_keys(cls: type[Wire], data: dict[str, Any], where: str) -> list[str]:
+    """Every key of `data`, recursively, that the typed classes do not read."""
+    found = [f"{where}.{key}" for key in data if key not in cls.wire_keys()]
+    return found + _unknown_below(cls, data, where)
+
+
+def _unknown_below(cls: type[Wire], data: dict[str, Any], where: str) -> list[str]:
+    found: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        meta = f.metadata.get("wire") or {}
+        nested = _wire_class(hints[f.name])
+        if nested is None:
+            continue
+        if meta.get("flatten"):
+            found += _unknown_below(nested, data, where)  # its keys sit in this object (checked above)
+            continue
+        key = meta.get("key") or f.name
+        values = data.get(key)
+        for i, value in enumerate(values if isinstance(values, list) else [values]):
+            if not isinstance(value, dict):
+                continue
+            at = f"{where}.{key}" + (f"[{i}]" if isinstance(values, list) else "")
+            if nested is Settings:
+                found += [f"{at}.{k}" for k in value if k not in Settings().to_dict()]
+            else:
+                found += _unknown_keys(nested, value, at)
+    return found
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_a_fixture_has_no_key_the_classes_do_not_read(path: Path) -> None:
+    assert _unknown_keys(Report, _load(path), "report") == []
+
+
+@pytest.mark.parametrize("name", LIVE)
+def test_a_live_report_has_no_key_the_classes_do_not_read(live_reports: dict[str, str], name: str) -> None:
+    assert _unknown_keys(Report, json.loads(live_reports[name]), "report") == []
+
+
+def test_the_key_walk_finds_an_unknown_key() -> None:
+    """The walk above would see a key the codec drops, at any depth."""
+    data = _load(ROOT / "tests" / "tui" / "fixtures" / "break.json")
+    data["graph_breaks"][0]["new_key"] = 1
+    data["later"] = 2
+    assert _unknown_keys(Report, data, "report") == ["report.later", "report.graph_breaks[0].new_key"]
