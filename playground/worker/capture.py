@@ -60,6 +60,8 @@ class RunCapture:
     #: What depyf decompiled (None: not asked for in this run) and a word on how it went.
     dynamo_code_items: list[dict[str, Any]] | None = None
     dynamo_code_note: str = ""
+    #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
+    first_runs: dict[str, float] = field(default_factory=dict)
 
     # --- the contract's keys ---------------------------------------------------------------
 
@@ -185,16 +187,17 @@ class RunCapture:
         else:
             call.update(entry=front, status="unknown", why="the cache gave no signal for this call")
 
-    def explained(self) -> dict[str, Any]:
+    def explained(self, guards: list[dict[str, Any]]) -> dict[str, Any]:
         """The report's extension fields: recompile_details, recompile_limit_details,
         guard_details, shape_symbols, specializations, call_entries (empty when torch's records
-        could not be read: explaining must never cost the run its other results)."""
+        could not be read: explaining must never cost the run its other results). `guards`:
+        what guards() gave (it is read once per report)."""
         try:
-            return self._explained()
+            return self._explained(guards)
         except Exception:  # noqa: BLE001
             return {}
 
-    def _explained(self) -> dict[str, Any]:
+    def _explained(self, guards_read: list[dict[str, Any]]) -> dict[str, Any]:
         recompiles = []
         for position, rec in enumerate(self.records):
             if rec.artifact != "recompiles":
@@ -215,7 +218,7 @@ class RunCapture:
         calls = [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.calls]
         details = explain.recompile_details(recompiles, calls, self.snippet_path)
         limits = [r.message for r in self.records if r.levelno >= logging.WARNING and _LIMIT.search(r.message)]
-        guards = explain.guard_details(self.guards(), self.snippet_path)
+        guards = explain.guard_details(guards_read, self.snippet_path)
         events = []
         for md, _ in self.trace:
             for kind in ("create_symbol", "guard_added", "guard_added_fast", "symbolic_shape_specialization"):
@@ -267,6 +270,7 @@ class RunCapture:
                     **{k: round(v, 6) for k, v in times.items()},
                 }
             )
+        _attach_first_runs(rows, self.first_runs)
         return {"compile_phases": rows, "compile_phase_totals": phase_totals(rows)}
 
     @contextmanager
@@ -312,10 +316,16 @@ class RunCapture:
         """The report's `dynamo_code` (None when not asked for) and `dynamo_code_note`."""
         return {"dynamo_code": self.dynamo_code_items, "dynamo_code_note": self.dynamo_code_note}
 
-    def guards(self) -> list[dict[str, Any]]:
+    def guard_names(self) -> dict[str, tuple[str, Any]]:
+        """compile id -> (function, first line), from torch's compilation_metrics (the last
+        record of an id wins)."""
         names = {}
         for m in self.metrics():
             names[str(m.get("compile_id"))] = (m.get("co_name") or "", m.get("co_firstlineno"))
+        return names
+
+    def guards(self) -> list[dict[str, Any]]:
+        names = self.guard_names()
         out = []
         for md, payload in self.trace:
             if "dynamo_cpp_guards_str" not in md or not isinstance(payload, str):
@@ -331,12 +341,6 @@ class RunCapture:
                 }
             )
         return out
-
-    def output_codes(self) -> list[str]:
-        return [p for md, p in self.trace if "inductor_output_code" in md and isinstance(p, str)]
-
-    def warnings(self) -> list[str]:
-        return [r.message for r in self.records if r.levelno >= logging.WARNING and r.artifact is None]
 
 
 #: The phases of `compat.phase_times`, in the order a compile runs them.
@@ -397,13 +401,32 @@ def _outer_spans(trace: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str,
     return out
 
 
+def _attach_first_runs(rows: list[dict[str, Any]], runs: dict[str, float]) -> None:
+    """Each row's `first_run_s`: the first run of the graphs its frame compile made, measured
+    around the backend's callable (outside torch's metrics, so not part of `total_s`). It goes
+    to the compile id's first forward row; a backward graph's first run happens inside the
+    compiled forward's autograd node, in a backward pass: never in the cold first call."""
+    given: set[str] = set()
+    for row in rows:
+        cid = row["compile_id"]
+        if row["pass"] == "forward" and cid not in given:
+            given.add(cid)
+            row["first_run_s"] = round(runs.get(cid, 0.0), 6)
+        else:
+            row["first_run_s"] = 0.0
+
+
 def phase_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Each phase summed over every frame compile, the whole (`total_s`), and the same whole
-    for the compiles made during call 1 (`first_call_s`: what the cold compile time holds)."""
+    for the compiles made during call 1 (`first_call_s`: what the cold compile time holds).
+    `first_run_s` sums the graphs' first runs, and `first_call_run_s` those of call 1: with
+    `first_call_s`, what torch's first call spent compiling and then first running."""
     totals: dict[str, Any] = {k: round(sum(r[k] for r in rows), 6) for k in (*PHASES, "total_s")}
     first = [r for r in rows if r.get("call") == 1 and r.get("pass") != "backward"]
     totals["first_call_s"] = round(sum(r["total_s"] for r in first), 6)
     totals["frames"] = len(rows)
+    totals["first_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in rows), 6)
+    totals["first_call_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in first), 6)
     return totals
 
 

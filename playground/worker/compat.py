@@ -109,11 +109,6 @@ def clear_run_state() -> None:
         pass
 
 
-def recompile_limit() -> int:
-    cfg = torch._dynamo.config
-    return int(getattr(cfg, "recompile_limit", getattr(cfg, "cache_size_limit", 8)))
-
-
 @contextmanager
 def compile_caches_disabled(disabled: bool) -> Iterator[None]:
     """Turn off Inductor's FX-graph and AOT-autograd caches (they survive dynamo.reset())."""
@@ -180,6 +175,25 @@ def real_backend(name: str, mode: str | None, dynamic: bool | None) -> Callable[
     from torch._dynamo.backends.registry import lookup_backend
 
     return lookup_backend(name)
+
+
+def eager_graph_code(compiled: Callable[..., Any]) -> Callable[..., Any]:
+    """What Dynamo does with a backend's result right after the backend returns (output_graph,
+    checked on 2.13 and 2.14): a lazy GraphModule (use_lazy_graph_module) or its `_lazy_forward`
+    gets its Python code written now, and the real forward is called from then on. A backend
+    that wraps the result hides it from Dynamo, so it must do the same itself."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+    except ImportError:  # pragma: no cover - a torch without lazy graph modules
+        return compiled
+    owner = getattr(compiled, "__self__", None)
+    if isinstance(compiled, _LazyGraphModule):
+        _LazyGraphModule.force_recompile(compiled)
+        return compiled
+    if isinstance(owner, _LazyGraphModule) and getattr(compiled, "__name__", "") == "_lazy_forward":
+        _LazyGraphModule.force_recompile(owner)
+        return owner.forward
+    return compiled
 
 
 def current_compile_id() -> str | None:
@@ -327,10 +341,6 @@ def describe_value(value: Any) -> str:
         text = repr(value)
         return text if len(text) <= 40 else text[:39] + "…"
     return type(value).__name__
-
-
-def exception_gb_type(exc: BaseException) -> str | None:
-    return getattr(exc, "gb_type", None)
 
 
 # --- compile time per phase (issue 12) ---------------------------------------------------------

@@ -42,7 +42,6 @@ MAX_LISTED = 200
 #: Longest note; notes quote the user's values.
 MAX_NOTE = 200
 
-_UNSET = object()
 _repr = reprlib.Repr()
 _repr.maxstring = 60
 _repr.maxother = 60

@@ -50,14 +50,18 @@ def test_eager_phases_cover_the_cold_compile(worker, snippet):
     assert row["inductor_s"] == row["codegen_s"] == row["compile_s"] == 0
     cold = report["timings"]["compile_s"]
     first = report["compile_phase_totals"]["first_call_s"]
-    # Measured 2.13: 87-94%. What torch's metrics leave out of an eager compile is work done at
-    # the first run: the lazy GraphModule writes its Python code on its first call
-    # (use_lazy_graph_module), the guards run, the graph runs. On a 0.2 s compile that is 10-13%.
+    # Measured 2.13: 77-95%. What torch's metrics leave out of an eager compile is mostly the
+    # graph's first run, which the worker times around the backend's callable (first_run_s).
     assert 0.75 * cold <= first <= cold
+    first_run = report["compile_phase_totals"]["first_call_run_s"]
+    assert row["first_run_s"] == first_run > 0
+    # With it, measured 91-99% (11 runs, busy 2-core machine); the rest is Dynamo entering the
+    # frame and the guards' first check.
+    assert 0.9 * cold <= first + first_run <= 1.02 * cold
     assert "compile time by phase (s):" in render(Report.from_dict(report))
 
 
-@pytest.mark.slow
+@pytest.mark.inductor
 def test_inductor_phases_cover_the_cold_compile(worker, snippet):
     settings = Settings(backend="inductor", cold=True)
     report = run(worker, snippet(BREAK), settings, timing=True, min_run_time=0.01)

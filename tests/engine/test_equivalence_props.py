@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playground.worker import equivalence
+from playground.worker.channel import sanitize as _sanitize
 from playground.worker.equivalence import compare_grads, compare_values, default_loss, leaves, validate_tolerance
-from playground.worker.main import _sanitize
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = {"name", "call", "dtype", "max_abs", "max_rel", "atol", "rtol", "ok", "compared", "note"}

@@ -1,0 +1,73 @@
+"""The worker's end of the pipe to the client: one JSON object per line in each direction (no
+pickle: nothing of the user's crosses the boundary but JSON). Worker-side, torch-free."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+class Channel:
+    """The private pipe pair to the client. The template reads it with select (no thread, so
+    that forking stays safe); a run's child only writes."""
+
+    def __init__(self) -> None:
+        in_fd = os.dup(0)
+        out_fd = os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)  # until a run redirects it, stray writes to fd 1 go to stderr
+        os.close(devnull)
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self._buffer = bytearray()
+        self._scanned = 0
+        self.eof = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes((json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode())
+
+    def send_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.out_fd, view)
+            view = view[written:]
+
+    def read_available(self) -> list[dict[str, Any]]:
+        """The complete messages that one read brings (call when select says readable)."""
+        chunk = os.read(self.in_fd, 1 << 20)
+        if not chunk:
+            self.eof = True
+            return []
+        self._buffer += chunk
+        messages = []
+        while True:
+            # Scan only what is new: a 50 MB snippet arrives in many reads.
+            end = self._buffer.find(b"\n", self._scanned)
+            if end < 0:
+                self._scanned = len(self._buffer)
+                return messages
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            self._scanned = 0
+            if line.strip():
+                try:
+                    messages.append(json.loads(line))
+                except ValueError:
+                    continue
+
+
+def _json_default(value: Any) -> Any:
+    return repr(value)
+
+
+def sanitize(value: Any) -> Any:
+    """JSON has no NaN or infinity: they become None."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {str(k): sanitize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [sanitize(v) for v in value]
+    return value

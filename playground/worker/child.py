@@ -1,0 +1,151 @@
+"""A run's child: what a forked process does from the fork to os._exit - one run, its events
+and report on the channel. Also the same run done in place (no isolation). Worker-side."""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import math
+import os
+import signal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from playground.engine.report import Output, Report, WorkerInfo
+from playground.engine.settings import Settings
+from playground.worker import procs, warmup
+from playground.worker.channel import sanitize
+from playground.worker.output import OutputCapture
+
+if TYPE_CHECKING:
+    from playground.worker.template import Template
+
+#: The longest run timeout the worker accepts (faulthandler's timer overflows on inf or 1e12).
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_timeout(request: dict[str, Any]) -> float | None:
+    """The request's timeout as a sane float, None for no timeout."""
+    try:
+        value = float(request.get("timeout_s") or 0)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return None
+    return min(value, MAX_TIMEOUT_S)
+
+
+def run_child(template: Template, request: dict[str, Any], parent: int) -> None:
+    """The forked child: one run, its report on the channel, then os._exit (never returns)."""
+    code = 0
+    try:
+        _become_child(template, parent)
+        run_here(template, request)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) -> None:
+    """A child forked ahead of its run: it warms itself, then waits for its request."""
+    code = 0
+    try:
+        _become_child(template, parent)
+        if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0":
+            from playground.worker import compat
+
+            template.warm("eager")
+            with OutputCapture():
+                warmup.start_thread_pools()
+            compat.clear_run_state()
+        os.write(ready_fd, b"r")
+        os.close(ready_fd)
+        data = bytearray()
+        while chunk := os.read(read_fd, 1 << 20):
+            data += chunk
+        if data:  # an empty pipe: the template dropped us unused
+            run_here(template, json.loads(data))
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _become_child(template: Template, parent: int) -> None:
+    """What every child does first: die with the template, default signals, no reading."""
+    procs.die_with_parent(signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)  # the template died between fork and prctl
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    os.close(template.channel.in_fd)  # only the template reads requests
+    for fd in template.spare.fds():
+        os.close(fd)  # a run child must not hold the spare's pipes open
+
+
+def run_here(template: Template, request: dict[str, Any]) -> None:
+    """One run where we are (a forked child, or the template without isolation): its events
+    and its report on the channel."""
+    from playground.worker.experiment import run_experiment
+
+    channel = template.channel
+    run_id = request.get("id")
+
+    def emit(event: dict[str, Any]) -> None:
+        channel.send(sanitize({"event": event["event"], "id": run_id, **event}))
+
+    timeout = run_timeout(request)
+    trace = None
+    with OutputCapture() as out:
+        if timeout:
+            # Dump the stack to the real stderr just before the template kills us.
+            faulthandler.dump_traceback_later(max(timeout - 0.5, 0.5), exit=False, file=template.crash_log)
+        try:
+            outcome = run_experiment(
+                template.capturer,
+                request,
+                emit,
+                on_timing_start=out.set_mark,
+                inductor_started=template.inductor_started,
+            )
+            report, trace = outcome.report, outcome.trace
+            template.inductor_started |= outcome.used_inductor  # a run without isolation stays here
+        except Exception as exc:  # noqa: BLE001 - a bug of ours still gets a report
+            report = _internal_error(request, exc)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork")
+    report = replace(report, output=Output.from_dict(out.read()), worker=worker)
+    message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
+    if request.get("trace"):
+        message["trace"] = trace or {"lines": [], "strings": []}
+    emit(message)
+
+
+def _internal_error(request: dict[str, Any], exc: BaseException) -> Report:
+    """The report of a run that a bug of ours ended: the worker's error, nothing found."""
+    import torch
+
+    from playground.worker.failures import failure
+
+    error = replace(
+        failure("worker", exc, request.get("path", ""), "internal error in compile-playground's worker").error,
+        line=None,
+    )
+    try:
+        settings = Settings.from_dict(request.get("settings"))
+    except (TypeError, ValueError):
+        settings = Settings()
+    return Report(torch_version=torch.__version__, settings=settings, error=error, snippet=str(request.get("path", "")))

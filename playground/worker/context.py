@@ -1,0 +1,88 @@
+"""What every phase of a run shares: the request as a typed value, and the run's context (its
+progress events, its notes, what it is doing now). Worker-side."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from playground.engine.settings import Settings
+from playground.worker.failures import Cancelled
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def used_settings(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The request's settings with every key present: what the run uses and the report shows
+    (the config dict as given: switches.problem() must see a bad value to name it)."""
+    s = dict(given or {})
+    return {
+        "fullgraph": bool(s.get("fullgraph", False)),
+        "dynamic": s.get("dynamic"),
+        "backend": s.get("backend") or "inductor",
+        "mode": s.get("mode"),
+        "device": s.get("device") or "cpu",
+        "cold": bool(s.get("cold", False)),
+        # Torch's own switches (issue 12): applied around the run by playground.worker.switches.
+        "config": dict(s.get("config") or {}),
+        "stance": s.get("stance") or "default",
+        "error_on_graph_break": bool(s.get("error_on_graph_break", False)),
+    }
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One "run" message from the client."""
+
+    id: Any
+    path: str
+    source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    timing: bool = True
+    min_run_time: float = 0.2
+    trace: bool = False
+    dynamo_code: bool = False
+    #: The template's own warm-up run: no sys.path change, no imports tracked.
+    warmup: bool = False
+
+    @classmethod
+    def from_message(cls, message: Mapping[str, Any]) -> RunRequest:
+        return cls(
+            id=message.get("id", 0),
+            path=os.path.abspath(message["path"]),
+            source=message["source"],
+            settings=used_settings(message.get("settings")),
+            timing=bool(message.get("timing", True)),
+            min_run_time=float(message.get("min_run_time", 0.2)),
+            trace=bool(message.get("trace")),
+            dynamo_code=bool(message.get("dynamo_code")),
+            warmup=bool(message.get("warmup")),
+        )
+
+    @property
+    def typed_settings(self) -> Settings:
+        return Settings.from_dict(self.settings)
+
+
+class RunContext:
+    """The run's voice and memory across phases: progress events (a cancelled run stops at the
+    next one), the notes the report will carry, and the phase named in an unexpected error."""
+
+    def __init__(self, request: RunRequest, emit: Emit, cancelled: Callable[[], bool]) -> None:
+        self.request = request
+        self.path = request.path
+        self.settings = request.settings
+        self.emit = emit
+        self.cancelled = cancelled
+        self.notes: list[str] = []
+        self.calls_total: int | None = None
+        #: What the run was doing last (a progress message), for errors that name the phase.
+        self.doing = "loading the snippet"
+
+    def progress(self, phase: str, message: str, call: int | None = None) -> None:
+        if self.cancelled():
+            raise Cancelled()
+        self.doing = message
+        self.emit({"event": "progress", "phase": phase, "call": call, "calls": self.calls_total, "message": message})

@@ -1,0 +1,185 @@
+"""One experiment: reset, load the snippet fresh, run every call eager and compiled, then
+equivalence and timings. Runs inside the worker process (imports torch).
+
+The run is a sequence of phases, each a function in its own module that returns a value:
+load (loading.py), compile and calls (calls.py), diagnostics (diagnostics.py), equivalence
+(checking.py), timing (timed.py). The report is assembled from those values once, at the end;
+a phase that fails ends the run with its error, and the values of the phases before it stay.
+
+Order matters for honesty: diagnostics first (what torch did), then equivalence (is the
+result right), then timings (is it faster) - a speedup of a wrong or half-compiled program
+is never reported without its graph and break counts beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+from playground.engine.report import Equivalence, Report, RunError, Timings
+from playground.worker import checking, compat, diagnostics, loading, switches, timed
+from playground.worker.calls import run_calls
+from playground.worker.capture import Capturer, RunCapture
+from playground.worker.context import Emit, RunContext, RunRequest
+from playground.worker.failures import Cancelled, RunFailure, unexpected
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run gives the worker: the report, the trace when asked for (kept apart from the
+    report: never part of the JSON contract), and whether the run used Inductor (a later run in
+    the same process then finds Inductor started)."""
+
+    report: Report
+    trace: dict[str, Any] | None = None
+    used_inductor: bool = False
+
+
+def run_experiment(
+    capturer: Capturer,
+    message: Mapping[str, Any],
+    emit: Emit,
+    cancelled: Callable[[], bool] = lambda: False,
+    on_timing_start: Callable[[], None] | None = None,
+    *,
+    inductor_started: bool = False,
+) -> Outcome:
+    """One run of one snippet under one set of settings. `inductor_started`: this process has
+    run Inductor before (its one-time start-up is then not in the cold compile)."""
+    started = time.perf_counter()
+    request = RunRequest.from_message(message)
+    ctx = RunContext(request, emit, cancelled)
+    base = Report(torch_version=torch.__version__, settings=request.typed_settings, snippet=request.path)
+    warning = compat.version_warning()
+    if warning:
+        ctx.notes.append(warning)
+    problem = settings_problem(request.settings)
+    if problem is not None:
+        return Outcome(_finish(replace(base, error=problem), ctx, started))
+    ctx.notes += settings_notes(request.settings)
+    compat.clear_run_state()
+    capture = capturer.begin(request.path, keep_trace_lines=request.trace)
+    phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
+    scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
+    error: RunError | None = None
+    try:
+        with (
+            compat.compile_caches_disabled(request.settings["cold"]),
+            compat.deterministic_inductor_rng(),
+            switches.applied(request.settings),
+        ):
+            phases.run(scope, base)
+    except RunFailure as failure_:
+        error = failure_.error
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whoever raised, what was captured stays
+        error = unexpected(exc, request.path, ctx.doing)
+    finally:
+        capturer.end()
+        local_modules = scope.close()
+    report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
+    trace = diagnostics.trace_payload(capture) if request.trace else None
+    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings["backend"] == "inductor")
+
+
+def settings_problem(settings: dict[str, Any]) -> RunError | None:
+    """A setting this worker cannot run: cuda without a device, a config key or value torch lacks."""
+    if settings["device"].startswith("cuda") and not torch.cuda.is_available():
+        return RunError(
+            kind="settings",
+            type="DeviceUnavailable",
+            message="device cuda requested but this torch has no CUDA device "
+            f"(torch {torch.__version__}, cuda build: {torch.version.cuda or 'none'}); use --device cpu",
+        )
+    problem = switches.problem(settings)
+    if problem is not None:
+        return RunError(kind="settings", type="BadConfig", message=problem)
+    return None
+
+
+def settings_notes(settings: dict[str, Any]) -> list[str]:
+    notes = []
+    if settings["backend"] == "inductor":
+        notes.append(
+            "Inductor runs with fallback_random=True so that dropout draws the same numbers as eager; "
+            "in a plain script Inductor's RNG differs from eager's"
+        )
+    if settings["mode"] and settings["backend"] != "inductor":
+        notes.append(f"mode {settings['mode']} ignored: only the inductor backend takes a mode")
+    return notes
+
+
+def _finish(report: Report, ctx: RunContext, started: float) -> Report:
+    return replace(report, notes=tuple(ctx.notes), duration_s=round(time.perf_counter() - started, 4), stage="complete")
+
+
+class Phases:
+    """The phases of one run in order, keeping each one's value as it completes: a run that
+    fails in a phase still reports what the phases before it found."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        capturer: Capturer,
+        capture: RunCapture,
+        on_timing_start: Callable[[], None] | None,
+        first_inductor: bool,
+    ) -> None:
+        self.ctx = ctx
+        self.capturer = capturer
+        self.capture = capture
+        self.on_timing_start = on_timing_start
+        self.first_inductor = first_inductor
+        self.calls = 0
+        #: Seconds spent in each phase, so a reader can tell torch's time from ours (reported
+        #: once the calls have run).
+        self.phase_s: dict[str, float] | None = None
+        self.diagnostics: diagnostics.Diagnostics | None = None
+        self.equivalence: Equivalence | None = None
+        self.timings: Timings | None = None
+
+    def run(self, scope: loading.SnippetScope, base: Report) -> None:
+        ctx = self.ctx
+        t0 = time.perf_counter()
+        module = loading.load(ctx, scope)
+        load_s = time.perf_counter() - t0
+        loaded = loading.prepare(ctx, module)
+        done = run_calls(ctx, loaded, self.capture)
+        self.calls = len(done.records)
+        self.phase_s = {"load": load_s, "calls": time.perf_counter() - t0 - load_s}
+        self.diagnostics = diagnostics.read(self.capture)
+        early = replace(self.report(base), stage="diagnostics", notes=tuple(ctx.notes))
+        ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        t1 = time.perf_counter()
+        self.equivalence = checking.check(ctx, done.records, loaded)
+        self.phase_s["equivalence"] = time.perf_counter() - t1
+        if ctx.request.timing:
+            # Diagnostics and output describe the calls of inputs(); the thousands of timed
+            # repetitions would only drown them.
+            self.capturer.pause()
+            if self.on_timing_start is not None:
+                self.on_timing_start()
+            t2 = time.perf_counter()
+            self.timings = timed.time_calls(ctx, done, loaded.target, self.first_inductor)
+            self.phase_s["timing"] = time.perf_counter() - t2
+
+    def report(self, base: Report) -> Report:
+        """`base` with what the phases have found so far; the diagnostics read once, then only
+        refreshed where equivalence added to the capture (diagnostics.refresh)."""
+        if self.diagnostics is None:
+            found = diagnostics.read(self.capture)
+        else:
+            found = diagnostics.refresh(self.capture, self.diagnostics)
+        return replace(
+            found.apply(base),
+            calls=self.calls,
+            phase_s=None if self.phase_s is None else MappingProxyType(dict(self.phase_s)),
+            equivalence=self.equivalence,
+            timings=self.timings,
+        )

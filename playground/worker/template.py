@@ -1,0 +1,259 @@
+"""The template process: it imports torch once, warms it, and serves the client's requests by
+forking a child per run (child.py), a spare one ahead of time (spare.py). Worker-side."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections import deque
+from typing import Any
+
+from playground.worker import procs, warmup
+from playground.worker.channel import Channel
+from playground.worker.child import rss_mb, run_child, run_here, run_timeout
+from playground.worker.spare import Spare
+from playground.worker.stragglers import Stragglers
+
+
+class Requests:
+    """The requests waiting for their turn, as the client's messages file them."""
+
+    def __init__(self) -> None:
+        self.pending: deque[dict[str, Any]] = deque()
+
+    def accept(self, message: dict[str, Any], running_id: Any) -> bool:
+        """File one message from the client; True when it asks to stop the running child."""
+        op = message.get("op")
+        if op == "run":
+            self.pending.append(message)
+        elif op == "shutdown":
+            self.pending.appendleft(message)
+            return True
+        elif op == "cancel":
+            if running_id is not None and message.get("id") == running_id:
+                return True
+            self.pending = deque(r for r in self.pending if r.get("id") != message.get("id"))
+        return False
+
+
+class Template:
+    """The process that serves runs: it imports torch, warms it, and forks a child per run."""
+
+    def __init__(self, channel: Channel, crash_log: Any) -> None:
+        self.channel = channel
+        self.crash_log = crash_log
+        self.requests = Requests()
+        self.inductor_warm = False
+        #: Whether this process has run Inductor (a warm-up, or a run without isolation): a run's
+        #: first use pays one-time costs (imports, the C++ toolchain check, loading compiled
+        #: modules) that a cache hit does not remove, and its timings say so.
+        self.inductor_started = False
+        self.child: int | None = None
+        self.spare = Spare()
+        self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid) if p is not None})
+        #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
+        #: did: for measuring what isolation costs, never for use (runs leak into each other).
+        self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
+
+    # --- start-up --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        started = time.perf_counter()
+        import torch  # noqa: F401 - timed here: the hello reports the import
+
+        from playground.worker.capture import Capturer
+
+        self.capturer = Capturer()
+        warm_s = self.warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
+        warmup.freeze()
+        fork_ok = warmup.fork_probe()
+        if not fork_ok and warm_s:
+            # Something in the warm-up started a thread pool that a forked child cannot use (an
+            # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
+            self._restart_unwarmed("COMPILE_PLAYGROUND_WARMUP", [])
+        self.requests.pending.extend(_requeued())
+        self.channel.send(self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok))
+        self.spare.fork(self)
+
+    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> dict[str, Any]:
+        import torch
+
+        from playground.worker import compat, switches
+
+        return {
+            "event": "hello",
+            "torch_version": torch.__version__,
+            "cuda_available": bool(torch.cuda.is_available()),
+            "backends": compat.list_backends(),
+            "config_keys": switches.catalog(),
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "import_s": import_s,
+            "warm_s": round(warm_s, 3),
+            "isolation": "fork" if self.isolated else "none",
+            "fork_ok": fork_ok,
+            "threads": _thread_count(),
+            "rss_mb": round(rss_mb(), 1),
+        }
+
+    def _restart_unwarmed(self, switch: str, requests: list[dict[str, Any]]) -> None:
+        """Replace this process by a fresh worker with one warm-up turned off; the requests it
+        held are handed over in a file (the client ignores the second hello)."""
+        print(f"compile-playground: forked children hang after a warm-up; restarting with {switch}=0", file=sys.stderr)
+        os.environ[switch] = "0"
+        if requests:
+            fd, path = tempfile.mkstemp(prefix="compile-playground-requeue-", suffix=".json")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(requests, fh)
+            os.environ["COMPILE_PLAYGROUND_REQUEUE"] = path
+        self.spare.drop()
+        os.dup2(self.channel.in_fd, 0)  # the channel goes back where a new worker looks for it
+        os.dup2(self.channel.out_fd, 1)
+        os.execv(sys.executable, [sys.executable, "-m", "playground.worker"])
+
+    def warm(self, backend: str) -> float:
+        """The warm-up run (warmup.warm) here; its seconds."""
+        started = time.perf_counter()
+        self.inductor_started |= warmup.warm(self.capturer, backend, self.inductor_started)
+        return time.perf_counter() - started
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            request = self._next_request()
+            if request is None:
+                return
+            self._run(request)
+
+    def _next_request(self) -> dict[str, Any] | None:
+        while not self.requests.pending:
+            if self.channel.eof:
+                return None
+            readable = self.stragglers.select([self.channel.in_fd], None)
+            if self.channel.in_fd in readable:
+                for message in self.channel.read_available():
+                    self.requests.accept(message, running_id=None)
+        request = self.requests.pending.popleft()
+        return None if request.get("op") == "shutdown" else request
+
+    def _run(self, request: dict[str, Any]) -> None:
+        run_id = request.get("id")
+        settings = request.get("settings") or {}
+        if settings.get("backend", "inductor") == "inductor" and not self.inductor_warm:
+            self._warm_inductor(request)
+        if not self.isolated:
+            run_here(self, request)  # benchmarks/latency.py's baseline: no isolation at all
+            self.channel.send({"event": "ended", "id": run_id, "outcome": "ok", "pid": os.getpid()})
+            return
+        pid = self.spare.hand(request)
+        if pid is None:
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
+                run_child(self, request, parent)
+        self.child = pid
+        outcome, status = self._wait_child(pid, run_id, run_timeout(request))
+        self.child = None
+        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
+        self.channel.send_bytes(b"\n")
+        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
+        # is given its grace.
+        self.stragglers.sweep(grace=outcome != "ok")
+        self.spare.fork(self)
+
+    def _warm_inductor(self, request: dict[str, Any]) -> None:
+        """Inductor's one-time start-up, in the template, before the first run that uses it."""
+        self.channel.send(
+            {
+                "event": "progress",
+                "id": request.get("id"),
+                "phase": "loading",
+                "call": None,
+                "calls": None,
+                "message": "starting Inductor in the worker (once per worker)",
+            }
+        )
+        self.spare.drop()  # it was forked before Inductor was warm
+        if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
+            self.warm("inductor")
+            warmup.freeze()
+            if not warmup.fork_probe():
+                # Inductor's warm-up kernels started a pool after all: this template can no
+                # longer fork safely. Start over (this run included) without that warm-up.
+                self._restart_unwarmed("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending])
+        self.inductor_warm = True
+
+    def _wait_child(self, pid: int, run_id: Any, timeout: float | None) -> tuple[str, dict[str, Any]]:
+        pidfd = os.pidfd_open(pid)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        killed_for = ""
+        try:
+            while True:
+                readable = self.stragglers.select([self.channel.in_fd, pidfd], deadline)
+                if pidfd in readable:
+                    break
+                if self.channel.in_fd in readable:
+                    stop = False
+                    for message in self.channel.read_available():
+                        stop = self.requests.accept(message, running_id=run_id) or stop
+                    if (stop or self.channel.eof) and not killed_for:
+                        killed_for = "cancelled"
+                        procs.kill_all([pid])
+                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                    killed_for = "timeout"
+                    procs.kill_all([pid])
+                    deadline = None
+        finally:
+            os.close(pidfd)
+        return _ended(pid, killed_for)
+
+    def shutdown(self) -> None:
+        """Kill every process below the template: the run at once, what the snippet started,
+        and a compiler after its grace."""
+        if self.child is not None:
+            procs.kill_all([self.child])
+            self.child = None
+        self.spare.drop()
+        self.stragglers.settle()
+
+
+def _ended(pid: int, killed_for: str) -> tuple[str, dict[str, Any]]:
+    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status."""
+    _, wait_status = os.waitpid(pid, 0)
+    status: dict[str, Any] = {"pid": pid}
+    if os.WIFSIGNALED(wait_status):
+        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+    else:
+        status["returncode"] = os.WEXITSTATUS(wait_status)
+    if killed_for:
+        return killed_for, status
+    return ("ok" if status.get("returncode") == 0 else "died"), status
+
+
+def _requeued() -> list[dict[str, Any]]:
+    """The requests a restarted template was handed (see Template._restart_unwarmed)."""
+    path = os.environ.pop("COMPILE_PLAYGROUND_REQUEUE", "")
+    if not path:
+        return []
+    try:
+        with open(path) as fh:
+            return list(json.load(fh))
+    except (OSError, ValueError):
+        return []
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
