@@ -7,6 +7,8 @@ from playground.engine.report import PHASE_KEYS, PHASE_WORDS, CompilePhase, Repo
 
 
 def _s(value: float) -> str:
+    if 0 < value < 0.0005:
+        return "<0.001"  # a graph's first run is often well under a millisecond: not nothing
     return f"{value:.3f}" if value else "-"
 
 
@@ -26,14 +28,21 @@ def phase_table(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows (seconds): one row per frame compile, the call that made it, then a
     total row; empty rows when torch reported no compile."""
     keys = _shown_keys(report)
-    header = ["compile", "call", *(PHASE_WORDS[k] for k in keys), "total"]
+    # The first run of each graph is measured by us, not by torch: a column after the total,
+    # present only in reports that carry it (canned reports from before it existed do not).
+    first_run = any(r.first_run_s is not None for r in report.compile_phases)
+    header = ["compile", "call", *(PHASE_WORDS[k] for k in keys), "total", *(["1st run"] if first_run else [])]
     rows = [
         [_frame(r), str(r.call or "-"), *(_s(getattr(r, k)) for k in keys), _s(r.total_s)]
+        + ([_s(r.first_run_s or 0.0)] if first_run else [])
         for r in report.compile_phases
     ]
     totals = report.compile_phase_totals
     if rows and totals is not None:
-        rows.append(["all", "", *(_s(getattr(totals, k)) for k in keys), _s(totals.total_s)])
+        rows.append(
+            ["all", "", *(_s(getattr(totals, k)) for k in keys), _s(totals.total_s)]
+            + ([_s(totals.first_run_s or 0.0)] if first_run else [])
+        )
     return header, rows
 
 
@@ -43,7 +52,15 @@ def coverage_words(report: Report) -> str:
     if totals is None or timings is None or not timings.compile_s or not totals.first_call_s:
         return ""
     share = totals.first_call_s / timings.compile_s
-    return (
+    words = (
         f"torch's compile metrics cover {share:.0%} of the cold first call ({totals.first_call_s:.3f} of "
-        f"{timings.compile_s:.3f} s); the rest is running it: graphs, eager code between them, guards"
+        f"{timings.compile_s:.3f} s)"
+    )
+    if totals.first_call_run_s is None:
+        return words + "; the rest is running it: graphs, eager code between them, guards"
+    run_share = totals.first_call_run_s / timings.compile_s
+    rest = max(0.0, 1.0 - share - run_share)
+    return (
+        f"{words}, the graphs' first runs {run_share:.0%}; "
+        f"the rest ({rest:.0%}) is the snippet's own code between graphs, and guards"
     )
