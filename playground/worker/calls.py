@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from playground.engine.settings import Settings
 from playground.worker import compat, equivalence, gradients, timing
 from playground.worker.capture import RunCapture
 from playground.worker.context import RunContext
@@ -85,16 +86,16 @@ def clone_args(value: Any, device: str | None = None) -> Any:
     return value
 
 
-def counting_backend(settings: dict[str, Any], capture: RunCapture) -> Callable[..., Any]:
+def counting_backend(settings: Settings, capture: RunCapture) -> Callable[..., Any]:
     """The backend asked for, wrapped so that every FX graph it is handed is recorded."""
-    mode = settings["mode"] if settings["backend"] == "inductor" else None
+    mode = settings.mode if settings.backend == "inductor" else None
     try:
-        real = compat.real_backend(settings["backend"], mode, settings["dynamic"])
+        real = compat.real_backend(settings.backend, mode, settings.dynamic)
     except Exception as exc:  # noqa: BLE001
         raise RunFailure(
             "settings",
             type(exc).__name__,
-            f"backend {settings['backend']!r} is not available: {first_line(str(exc))}",
+            f"backend {settings.backend!r} is not available: {first_line(str(exc))}",
         ) from None
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
@@ -108,7 +109,7 @@ def counting_backend(settings: dict[str, Any], capture: RunCapture) -> Callable[
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
         # stays inside torch's compile metrics (the wrapper below would hide the lazy forward).
         compiled = compat.eager_graph_code(real(gm, example_inputs))
-        return first_run_timed(compiled, cid, capture.first_runs, settings["device"])
+        return first_run_timed(compiled, cid, capture.first_runs, settings.device)
 
     return backend
 
@@ -140,12 +141,12 @@ def first_run_timed(
 
 def compile_target(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> Callable[..., Any]:
     settings = ctx.settings
-    if isinstance(loaded.target, torch.nn.Module) and settings["device"] != "cpu":
-        loaded.target.to(settings["device"])
+    if isinstance(loaded.target, torch.nn.Module) and settings.device != "cpu":
+        loaded.target.to(settings.device)
     return torch.compile(
         loaded.target,
-        fullgraph=settings["fullgraph"],
-        dynamic=settings["dynamic"],
+        fullgraph=settings.fullgraph,
+        dynamic=settings.dynamic,
         backend=counting_backend(settings, capture),
     )
 
@@ -186,7 +187,7 @@ def _one_call(
 ) -> tuple[CallRecord, float]:
     """One call eager (with its backward), then compiled; the record and the compiled call's
     seconds (call 1's is the cold compile)."""
-    device = ctx.settings["device"]
+    device = ctx.settings.device
     args = as_call(raw, index)
     snapshot, a_eager, a_compiled = (clone_args(args, device) for _ in range(3))
     seed = 1234 + index

@@ -14,24 +14,6 @@ from playground.worker.failures import Cancelled
 Emit = Callable[[dict[str, Any]], None]
 
 
-def used_settings(given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The request's settings with every key present: what the run uses and the report shows
-    (the config dict as given: switches.problem() must see a bad value to name it)."""
-    s = dict(given or {})
-    return {
-        "fullgraph": bool(s.get("fullgraph", False)),
-        "dynamic": s.get("dynamic"),
-        "backend": s.get("backend") or "inductor",
-        "mode": s.get("mode"),
-        "device": s.get("device") or "cpu",
-        "cold": bool(s.get("cold", False)),
-        # Torch's own switches (issue 12): applied around the run by playground.worker.switches.
-        "config": dict(s.get("config") or {}),
-        "stance": s.get("stance") or "default",
-        "error_on_graph_break": bool(s.get("error_on_graph_break", False)),
-    }
-
-
 @dataclass(frozen=True)
 class RunRequest:
     """One "run" message from the client."""
@@ -39,7 +21,9 @@ class RunRequest:
     id: Any
     path: str
     source: str
-    settings: dict[str, Any] = field(default_factory=dict)
+    #: The settings as the client resolved them, read back with the one codec: the worker
+    #: never rebuilds defaults of its own. (switches.problem names a bad config value.)
+    settings: Settings = field(default_factory=Settings)
     timing: bool = True
     min_run_time: float = 0.2
     trace: bool = False
@@ -53,17 +37,13 @@ class RunRequest:
             id=message.get("id", 0),
             path=os.path.abspath(message["path"]),
             source=message["source"],
-            settings=used_settings(message.get("settings")),
+            settings=Settings.from_dict(message.get("settings")),
             timing=bool(message.get("timing", True)),
             min_run_time=float(message.get("min_run_time", 0.2)),
             trace=bool(message.get("trace")),
             dynamo_code=bool(message.get("dynamo_code")),
             warmup=bool(message.get("warmup")),
         )
-
-    @property
-    def typed_settings(self) -> Settings:
-        return Settings.from_dict(self.settings)
 
 
 class RunContext:

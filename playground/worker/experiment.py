@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from playground.engine.report import Equivalence, Report, RunError, Timings
+from playground.engine.settings import Settings
 from playground.worker import checking, compat, diagnostics, loading, switches, timed
 from playground.worker.calls import run_calls
 from playground.worker.capture import Capturer, RunCapture
@@ -54,7 +55,7 @@ def run_experiment(
     started = time.perf_counter()
     request = RunRequest.from_message(message)
     ctx = RunContext(request, emit, cancelled)
-    base = Report(torch_version=torch.__version__, settings=request.typed_settings, snippet=request.path)
+    base = Report(torch_version=torch.__version__, settings=request.settings, snippet=request.path)
     warning = compat.version_warning()
     if warning:
         ctx.notes.append(warning)
@@ -69,7 +70,7 @@ def run_experiment(
     error: RunError | None = None
     try:
         with (
-            compat.compile_caches_disabled(request.settings["cold"]),
+            compat.compile_caches_disabled(request.settings.cold),
             compat.deterministic_inductor_rng(),
             switches.applied(request.settings),
         ):
@@ -85,12 +86,12 @@ def run_experiment(
         local_modules = scope.close()
     report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
     trace = diagnostics.trace_payload(capture) if request.trace else None
-    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings["backend"] == "inductor")
+    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings.backend == "inductor")
 
 
-def settings_problem(settings: dict[str, Any]) -> RunError | None:
+def settings_problem(settings: Settings) -> RunError | None:
     """A setting this worker cannot run: cuda without a device, a config key or value torch lacks."""
-    if settings["device"].startswith("cuda") and not torch.cuda.is_available():
+    if settings.device.startswith("cuda") and not torch.cuda.is_available():
         return RunError(
             kind="settings",
             type="DeviceUnavailable",
@@ -103,15 +104,15 @@ def settings_problem(settings: dict[str, Any]) -> RunError | None:
     return None
 
 
-def settings_notes(settings: dict[str, Any]) -> list[str]:
+def settings_notes(settings: Settings) -> list[str]:
     notes = []
-    if settings["backend"] == "inductor":
+    if settings.backend == "inductor":
         notes.append(
             "Inductor runs with fallback_random=True so that dropout draws the same numbers as eager; "
             "in a plain script Inductor's RNG differs from eager's"
         )
-    if settings["mode"] and settings["backend"] != "inductor":
-        notes.append(f"mode {settings['mode']} ignored: only the inductor backend takes a mode")
+    if settings.mode and settings.backend != "inductor":
+        notes.append(f"mode {settings.mode} ignored: only the inductor backend takes a mode")
     return notes
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from playground.engine.settings import Settings
 from playground.worker import compat
 
 #: The config module behind each prefix of a settings key (private names: compat.py).
@@ -109,25 +110,25 @@ def checked_config(pairs: Any) -> list[tuple[str, str, Any]]:
     return out
 
 
-def problem(settings: dict[str, Any]) -> str | None:
+def problem(settings: Settings) -> str | None:
     """Why these switches cannot be applied on this torch, or None."""
     try:
-        checked_config(settings.get("config"))
+        checked_config(dict(settings.config))
     except SwitchError as exc:
         return str(exc)
     return None
 
 
 @contextlib.contextmanager
-def applied(settings: dict[str, Any]) -> Iterator[None]:
+def applied(settings: Settings) -> Iterator[None]:
     """The run's config keys, stance and error_on_graph_break in force for its duration."""
     with contextlib.ExitStack() as stack:
-        for prefix, name, value in checked_config(settings.get("config")):
+        for prefix, name, value in checked_config(dict(settings.config)):
             stack.enter_context(_module(prefix).patch({name: value}))
-        stance = settings.get("stance") or "default"
+        stance = settings.stance
         if stance != "default":
             stack.enter_context(torch.compiler.set_stance(stance))
-        if settings.get("error_on_graph_break"):
+        if settings.error_on_graph_break:
             stack.enter_context(compat.error_on_graph_break())
         yield
 

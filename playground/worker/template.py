@@ -13,6 +13,7 @@ import time
 from collections import deque
 from typing import Any
 
+from playground.engine.settings import Settings
 from playground.worker import procs, warmup
 from playground.worker.channel import Channel
 from playground.worker.child import rss_mb, run_child, run_here, run_timeout
@@ -144,8 +145,7 @@ class Template:
 
     def _run(self, request: dict[str, Any]) -> None:
         run_id = request.get("id")
-        settings = request.get("settings") or {}
-        if settings.get("backend", "inductor") == "inductor" and not self.inductor_warm:
+        if Settings.from_dict(request.get("settings")).backend == "inductor" and not self.inductor_warm:
             self._warm_inductor(request)
         if not self.isolated:
             run_here(self, request)  # benchmarks/latency.py's baseline: no isolation at all

@@ -37,13 +37,13 @@ def time_calls(ctx: RunContext, done: CallsDone, target: Callable[..., Any], fir
         if steady.get(key) is not None and not math.isfinite(steady[key]):
             steady[key] = None
     note = ""
-    if settings["backend"] == "inductor" and first_inductor:
+    if settings.backend == "inductor" and first_inductor:
         note = "first Inductor run in this worker: compile_s includes Inductor's one-time start-up"
     return Timings.from_dict(
         {
             "note": note,
             "compile_s": done.compile_s,
-            "device": settings["device"],
+            "device": settings.device,
             "compile_cache": cache_word(settings, done.cache_at_first_call),
             "cache_counts": done.cache_at_first_call,
             "timed_call": index,
@@ -63,7 +63,7 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
             clone_args(snapshot),
             clone_args(snapshot),
             min_run_time=ctx.request.min_run_time,
-            device=ctx.settings["device"],
+            device=ctx.settings.device,
         )
     except Exception as exc:  # noqa: BLE001 - the timing loop calls the snippet again, many times
         side, counted = ("eager", eager_counted) if compiled_counted.calls == 0 else ("compiled", compiled_counted)
@@ -78,9 +78,9 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
 def cache_word(settings: dict[str, Any], counts: dict[str, int]) -> str:
     """What Inductor's FX-graph and AOT-autograd caches did on the first call: "hit", "miss",
     "partial", "disabled" (a cold run) or "n/a" (another backend, or nothing looked up)."""
-    if settings["backend"] != "inductor":
+    if settings.backend != "inductor":
         return "n/a"
-    if settings["cold"]:
+    if settings.cold:
         return "disabled"
     hits = counts.get("fxgraph_hit", 0) + counts.get("autograd_hit", 0)
     misses = counts.get("fxgraph_miss", 0) + counts.get("autograd_miss", 0)
