@@ -132,7 +132,7 @@ def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
         "import json, playground, tui.files as f\n"
         "d = playground.snippets_dir()\n"
         "print(json.dumps({'dir': str(d), 'playground': playground.__file__,\n"
-        "  'gallery': [e.name for e in f.list_gallery(f.bundled_snippets_dir())]}))\n"
+        "  'gallery': [e.name for e in f.list_gallery(d)]}))\n"
     )
     found = _run([str(python), "-c", probe], cwd=elsewhere, env=env)
     assert found.returncode == 0, found.stderr[-3000:]
