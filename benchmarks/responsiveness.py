@@ -18,6 +18,9 @@ time at the default nice level can be held against nice 0 under the same keypres
 
     python benchmarks/responsiveness.py [--keys 60] [--idle-keys 60] [--skip-nice0]
 
+Beside each latency, the app's main thread's /proc schedstat says how much of it the app ran on
+a core (Textual's work and ours) and how much it waited for one (the machine's load).
+
 A key whose repaint coincides with a progress update is measured to the first of the two frames,
 so the during-compile figures can only err on the low side by that; they are few (a handful of
 progress events per run).
@@ -102,6 +105,10 @@ class Terminal:
     process: subprocess.Popen[bytes]
     fd: int
     chunks: list[tuple[float, bytes]] = field(default_factory=list)
+    #: The app's main thread's schedstat (ns on a core, ns waiting for one) when each chunk came.
+    sched: list[tuple[int, int]] = field(default_factory=list)
+    #: Per measured key: (ms the app's main thread ran, ms it waited for a core) until its frame.
+    split: list[tuple[float, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
 
@@ -119,9 +126,24 @@ class Terminal:
             if not data:
                 break
             now = time.perf_counter()
+            sched = self.schedstat()
             with self.lock:
                 self.chunks.append((now, data))
+                self.sched.append(sched)
         self.closed = True
+
+    def schedstat(self) -> tuple[int, int]:
+        """Linux's /proc/PID/schedstat of the app's main thread (Textual's event loop): ns run on
+        a core and ns spent runnable, waiting for one. (0, 0) where it cannot be read."""
+        try:
+            run, wait, _ = Path(f"/proc/{self.process.pid}/schedstat").read_text().split()
+            return int(run), int(wait)
+        except (OSError, ValueError):
+            return 0, 0
+
+    def sched_at(self, index: int) -> tuple[int, int]:
+        with self.lock:
+            return self.sched[index]
 
     def count(self) -> int:
         with self.lock:
@@ -237,6 +259,7 @@ def measure_keys(terminal: Terminal, screen: Screen, count: int, *, while_busy: 
         start = terminal.count()
         key = keys[position % len(keys)]
         position += 1
+        before = terminal.schedstat()
         sent = time.perf_counter()
         terminal.press(key)
         painted = terminal.first_after(start, timeout=10)
@@ -247,11 +270,16 @@ def measure_keys(terminal: Terminal, screen: Screen, count: int, *, while_busy: 
         # Only keys pressed and answered within the phase count toward it.
         if screen.busy == while_busy:
             latencies.append((painted - sent) * 1000)
+            run, wait = terminal.sched_at(start)
+            terminal.split.append(((run - before[0]) / 1e6, (wait - before[1]) / 1e6))
         time.sleep(random.uniform(0.05, 0.15))
     return latencies
 
 
-def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[float], list[float]]:
+Split = list[tuple[float, float]]
+
+
+def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[float], list[float], Split]:
     snippet = folder / "mlp6.py"
     snippet.write_text(MLP)
     env = {"COMPILE_PLAYGROUND_NICE": nice} if nice is not None else {}
@@ -264,12 +292,12 @@ def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[fl
         screen.wait(False, 300)
         durations = list(screen.durations)
         # Runs during which keys were pressed: compare like with like.
-        return latencies, durations
+        return latencies, durations, terminal.split
     finally:
         stop_app(terminal)
 
 
-def idle_scenario(folder: Path, keys: int) -> list[float]:
+def idle_scenario(folder: Path, keys: int) -> tuple[list[float], Split]:
     snippet = folder / f"{IDLE_SNIPPET}.py"
     shutil.copy(ROOT / "snippets" / f"{IDLE_SNIPPET}.py", snippet)
     terminal = start_app(snippet, [], {})
@@ -278,7 +306,7 @@ def idle_scenario(folder: Path, keys: int) -> list[float]:
         if not screen.wait(False, 300) or not screen.durations:
             raise SystemExit("the idle snippet's run never ended")
         terminal.quiet(gap=0.5)
-        return measure_keys(terminal, screen, keys, while_busy=False, rerun=False)
+        return measure_keys(terminal, screen, keys, while_busy=False, rerun=False), terminal.split
     finally:
         stop_app(terminal)
 
@@ -291,6 +319,18 @@ def summary(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered):6.1f}  p95 {p95:6.1f}  max {ordered[-1]:6.1f}  (n={len(ordered)})"
 
 
+def split_summary(split: Split) -> str:
+    """Where a key's latency went: the app's own CPU (Textual's and ours) against waiting for a
+    core, which is the machine's load, not the app."""
+    if not split or not any(run or wait for run, wait in split):
+        return "no schedstat"
+    runs, waits = [run for run, _ in split], [wait for _, wait in split]
+    return (
+        f"on a core p50 {statistics.median(runs):5.1f} mean {statistics.fmean(runs):5.1f}; "
+        f"waiting for a core p50 {statistics.median(waits):5.1f} mean {statistics.fmean(waits):5.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, default=60, help="keys pressed during compiles, per nice level")
@@ -301,14 +341,19 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        during, runs = compile_scenario(folder, args.keys, None)
-        during0, runs0 = ([], []) if args.skip_nice0 else compile_scenario(folder, args.keys, "0")
-        idle = idle_scenario(folder, args.idle_keys)
+        during, runs, during_split = compile_scenario(folder, args.keys, None)
+        during0, runs0, during0_split = ([], [], []) if args.skip_nice0 else compile_scenario(folder, args.keys, "0")
+        idle, idle_split = idle_scenario(folder, args.idle_keys)
     print(f"\nkeypress -> repaint at {COLUMNS}x{ROWS}, ms")
     print(f"  during an Inductor compile (worker nice default): {summary(during)}")
     if not args.skip_nice0:
         print(f"  during an Inductor compile (worker nice 0):       {summary(during0)}")
     print(f"  idle on {IDLE_SNIPPET}:                      {summary(idle)}")
+    print("\nthe app's main thread from keypress to frame, ms")
+    print(f"  during an Inductor compile (nice default): {split_summary(during_split)}")
+    if not args.skip_nice0:
+        print(f"  during an Inductor compile (nice 0):       {split_summary(during0_split)}")
+    print(f"  idle on {IDLE_SNIPPET}:              {split_summary(idle_split)}")
     print("\nrun duration (cold inductor compile + checks, s) while keys were pressed")
     print(f"  worker nice default: {' '.join(f'{value:.1f}' for value in runs)}")
     if not args.skip_nice0:

@@ -21,6 +21,10 @@ PANES: tuple[tuple[str, str], ...] = (
     ("dynamo_code", "Code"),
 )
 
+#: Tab labels where the full ones do not fit (all ten tabs at 80 columns): whole words where
+#: they are short already, so only three change.
+SHORT_TITLES: dict[str, str] = {"source": "Src", "timings": "Time", "output": "Out"}
+
 #: What each pane means, for the help screen.
 PANE_HELP: dict[str, str] = {
     "source": "the snippet; B marks a graph-break line, R a recompiled function, E an error, "
@@ -28,9 +32,13 @@ PANE_HELP: dict[str, str] = {
     "breaks": "each distinct graph-break site: reason, torch's hints, line, how often it fired",
     "graphs": "the FX graphs handed to the backend, one shown at a time ([ and ] pick it) with "
     "Inductor's generated code for it: a break ends one graph and starts the next",
-    "guards": "the checks each compiled entry runs before reuse; FAILED marks the one a later call broke",
-    "recompiles": "count per function and each guard failure; a banner when recompile_limit "
-    "made Dynamo fall back to eager",
+    "guards": "per compiled entry, the checks it runs before reuse, grouped by the snippet line "
+    "that made them (argument guards without a line next, torch's internal ones folded into a "
+    "count), under any shape specializations and symbols; with only torch's raw guard list, "
+    "FAILED marks the one a later call broke",
+    "recompiles": "a table with a row per recompile and argument: the call, the entry it made, "
+    "the argument, what the failed entry holds (was) and what arrived (now), the line; then which "
+    "entry ran each call; when recompile_limit made Dynamo fall back to eager, a short banner on top",
     "equivalence": "eager against compiled: values and gradients, max abs/rel diff, pass or FAIL against the tolerance",
     "timings": "cold compile (and cache hits), eager vs compiled steady state with spread, "
     "speedup beside graph and break counts",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from playground.engine.settings import Settings, dynamic_name
+from playground.engine.settings import Settings, config_word, dynamic_name
 from tui.findings import refusal_words
-from tui.panes.common import BAD, DIM, GOOD, WARN
+from tui.panes.common import BAD, DIM, GOOD, WARN, plural
 from tui.state import View
 
 _RUN_STYLES = {"error": BAD, "done": GOOD, "running": WARN, "starting": WARN, "queued": WARN}
@@ -44,30 +45,92 @@ def title_text(view: View) -> Text:
     return text
 
 
-def settings_text(settings: Settings, used: Settings | None = None) -> Text:
-    """The toggles with their keys, so the screen teaches its own controls."""
+#: The five toggles: key, then their names from longest to none, shortened in that order when
+#: torch's own switches (or what the worker used instead) need the room.
+_TOGGLES = (
+    ("f", ("fullgraph", "full", "")),
+    ("d", ("dynamic", "dyn", "")),
+    ("b", ("backend", "", "")),
+    ("m", ("mode", "", "")),
+    ("c", ("device", "", "")),
+)
+#: (toggle name level, switches without their module), longest first.
+_FORMS = ((0, False), (1, False), (1, True), (2, True))
+
+
+def settings_text(settings: Settings, used: Settings | None = None, width: int | None = None) -> Text:
+    """The toggles with their keys, so the screen teaches its own controls, then torch's own
+    switches when set. Within `width` columns (None: no limit) the longest form that fits:
+    shorter toggle names first, then switch names without their module, then `+N switches:`;
+    whatever is still cut ends in an ellipsis, so a cut is never silent."""
+    extra = bool(settings.switch_words()) or (used is not None and _differs(settings, used))
+    text = Text()
+    for names, short_switches in _FORMS if extra else _FORMS[:1]:
+        text = _settings_form(settings, used, names=names, short_switches=short_switches)
+        if width is None or text.cell_len <= width:
+            return text
+    if settings.switch_words():
+        text = _settings_form(settings, used, names=2, short_switches=True, counted=True)
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _settings_form(
+    settings: Settings, used: Settings | None, *, names: int, short_switches: bool, counted: bool = False
+) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
-    items = (
-        ("f", "fullgraph", "on" if settings.fullgraph else "off"),
-        ("d", "dynamic", dynamic_name(settings.dynamic)),
-        ("b", "backend", settings.backend),
-        ("m", "mode", settings.mode or "default"),
-        ("c", "device", settings.device),
+    values = (
+        "on" if settings.fullgraph else "off",
+        dynamic_name(settings.dynamic),
+        settings.backend,
+        settings.mode or "default",
+        settings.device,
     )
-    for index, (key, name, value) in enumerate(items):
+    for index, ((key, levels), value) in enumerate(zip(_TOGGLES, values)):
         if index:
             text.append(" ")  # one space: all five fit 80 columns; the reversed key separates
-        text.append(f"{key}", style="bold reverse")
-        text.append(f" {name} ")
+        text.append(key, style="bold reverse")
+        shown = levels[names]
+        text.append(f" {shown} " if shown else " ")
         text.append(value, style="bold")
     # Torch's own switches only when set: the bar teaches the keys, these come from SETTINGS,
     # --config or the palette (ctrl+p "config", "stance").
-    for word in settings.switch_words():
-        text.append("  ")
-        text.append(word, style=f"bold {WARN}")
+    words = _switch_words(settings, short=short_switches)
+    if counted:
+        text.append(f"  +{plural(len(words), 'switch', 'switches')}:", style=WARN)
+        text.append(" " + ", ".join(words), style=f"bold {WARN}")
+    else:
+        for word in words:
+            text.append("  ")
+            text.append(word, style=f"bold {WARN}")
     if used is not None and _differs(settings, used):
-        text.append(f"  (worker used: {used.label()})", style=WARN)
+        # Short forms name only what differs: "(worker used: device=cpu)".
+        words = used.label().split("  ")
+        if names:
+            asked = settings.label().split("  ")
+            words = [word for word in words if word not in asked]
+        text.append(f"  (worker used: {'  '.join(words)})", style=WARN)
     return text
+
+
+def _switch_words(settings: Settings, *, short: bool) -> list[str]:
+    """`dynamo.capture_scalar_outputs=True`, or without the module (`capture_scalar_outputs=True`)."""
+    if not short:
+        return settings.switch_words()
+    words = [config_word(key.split(".", 1)[-1], value) for key, value in settings.config]
+    return words + settings.switch_words()[len(settings.config) :]
+
+
+class FittedSettings:
+    """The settings bar as a renderable: `settings_text` at whatever width it is drawn in, so a
+    resize picks the form that fits without the screen re-rendering it."""
+
+    def __init__(self, settings: Settings, used: Settings | None = None) -> None:
+        self.settings = settings
+        self.used = used
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield settings_text(self.settings, self.used, width=options.max_width)
 
 
 def _differs(a: Settings, b: Settings) -> bool:

@@ -84,7 +84,7 @@ def _modes_arg(text: str) -> tuple[str | None, ...]:
     return tuple(dict.fromkeys(mode_arg(m.strip()) for m in text.split(",") if m.strip())) or (None,)
 
 
-def matrix_main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="compile-playground matrix")
     p.add_argument("snippet")
     p.add_argument("--json", action="store_true", help="one JSON object: {cells: [...]} ")
@@ -107,7 +107,54 @@ def matrix_main(argv: list[str]) -> int:
     p.add_argument("--no-timing", dest="timing", action="store_false")
     p.add_argument("--min-run-time", type=seconds_arg(0, MAX_MIN_RUN_TIME_S), default=0.05)
     p.add_argument("--timeout", type=seconds_arg(0, MAX_TIMEOUT_S), default=120.0)
-    args = p.parse_args(argv)
+    return p
+
+
+async def _run_cells(args: argparse.Namespace, cells_settings: list[Settings]) -> list[Cell]:
+    """Every cell on one worker, in order, with a progress line per cell on stderr."""
+    client = WorkerClient(timeout_s=args.timeout)
+    done: list[Cell] = []
+    try:
+        await client.start()
+
+        def progress(i: int, n: int, s: Settings) -> None:
+            print(f"[{i + 1}/{n}] {s.label()}", file=sys.stderr, flush=True)
+
+        async for _, cell in run_matrix(
+            client,
+            args.snippet,
+            cells_settings,
+            timing=args.timing,
+            min_run_time=args.min_run_time,
+            on_progress=progress,
+        ):
+            done.append(cell)
+    finally:
+        await client.close()
+    return done
+
+
+def _json_out(
+    args: argparse.Namespace, settings: Settings, cells: list[Cell], cells_settings: list[Settings]
+) -> dict[str, Any]:
+    """The --json object: the settings, every cell, and for --ladder the verdict."""
+    out: dict[str, Any] = {
+        "snippet": args.snippet,
+        "settings": settings.to_dict(),
+        "cells": [c.to_dict() for c in cells],
+    }
+    if args.ladder:
+        found = first_divergence(cells)
+        out["ladder"] = {
+            "stages": [c.stage for c in cells],
+            "first_divergence": found.to_dict() if found else None,
+            "summary": ladder_summary(cells, len(cells_settings)),
+        }
+    return out
+
+
+def matrix_main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
     # The snippet's other settings (mode, device, cold) are kept in every cell.
     prepared = prepare_run(args.snippet, overrides_of(args))
     if prepared.error is not None:
@@ -120,47 +167,12 @@ def matrix_main(argv: list[str]) -> int:
         cells_settings = ladder_stages(prepared.settings, args.modes)
     else:
         cells_settings = combinations(prepared.settings, args.backends)
-
-    async def go() -> list[Cell]:
-        client = WorkerClient(timeout_s=args.timeout)
-        done: list[Cell] = []
-        try:
-            await client.start()
-
-            def progress(i: int, n: int, s: Settings) -> None:
-                print(f"[{i + 1}/{n}] {s.label()}", file=sys.stderr, flush=True)
-
-            async for _, cell in run_matrix(
-                client,
-                args.snippet,
-                cells_settings,
-                timing=args.timing,
-                min_run_time=args.min_run_time,
-                on_progress=progress,
-            ):
-                done.append(cell)
-        finally:
-            await client.close()
-        return done
-
     try:
-        cells = asyncio.run(go())
+        cells = asyncio.run(_run_cells(args, cells_settings))
     except KeyboardInterrupt:
         return 130
-    out: dict[str, Any] = {
-        "snippet": args.snippet,
-        "settings": prepared.settings.to_dict(),
-        "cells": [c.to_dict() for c in cells],
-    }
-    if args.ladder:
-        found = first_divergence(cells)
-        out["ladder"] = {
-            "stages": [c.stage for c in cells],
-            "first_divergence": found.to_dict() if found else None,
-            "summary": ladder_summary(cells, len(cells_settings)),
-        }
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(_json_out(args, prepared.settings, cells, cells_settings)))
     else:
         print(format_ladder(cells) if args.ladder else format_table(cells))
     snippet_errors = [c for c in cells if c.error_kind in ("snippet", "worker")]

@@ -16,8 +16,25 @@ def _fmt_ms(value: float | None) -> str:
 
 def render(report: Report) -> str:
     lines: list[str] = []
+    for section in (
+        _head_lines,
+        _break_lines,
+        _limit_lines,
+        _recompile_lines,
+        _call_and_shape_lines,
+        _equivalence_lines,
+        _timing_lines,
+        _note_and_output_lines,
+    ):
+        lines += section(report)
+    # One escape for the whole report: every line may quote the snippet (output, errors, reasons).
+    return visible("\n".join(lines))
+
+
+def _head_lines(report: Report) -> list[str]:
+    """The snippet and settings, the summary, and what went wrong before anything else."""
     name = os.path.basename(report.snippet) or "snippet"
-    lines.append(f"{name}  torch {report.torch_version}  {report.settings.label()}")
+    lines = [f"{name}  torch {report.torch_version}  {report.settings.label()}"]
     lines.append(report.summary_line() + f"  calls {report.calls}")
     if report.worker_restarted:
         lines.append(f"note: the worker restarted ({report.worker_restart_reason})")
@@ -27,21 +44,37 @@ def render(report: Report) -> str:
         lines.append(
             "RECOMPILE LIMIT HIT: fell back to eager for " + "; ".join(report.recompile_limit_functions or ("a frame",))
         )
-    if report.graph_breaks:
-        lines.append(f"graph breaks ({report.graph_break_count}):")
-        for b in report.graph_breaks:
-            where = f"line {b.line}" if b.line else os.path.basename(b.file)
-            gb = f" [{b.gb_id}]" if b.gb_id else ""
-            lines.append(f"  {where}: {b.reason}{gb}  x{b.count}")
-            if b.hint:
-                lines.append(f"    hint: {b.hint}")
-    ex = report.explanation
-    for limit in ex.limits:
+    return lines
+
+
+def _break_lines(report: Report) -> list[str]:
+    if not report.graph_breaks:
+        return []
+    lines = [f"graph breaks ({report.graph_break_count}):"]
+    for b in report.graph_breaks:
+        where = f"line {b.line}" if b.line else os.path.basename(b.file)
+        gb = f" [{b.gb_id}]" if b.gb_id else ""
+        lines.append(f"  {where}: {b.reason}{gb}  x{b.count}")
+        if b.hint:
+            lines.append(f"    hint: {b.hint}")
+    return lines
+
+
+def _limit_lines(report: Report) -> list[str]:
+    lines: list[str] = []
+    for limit in report.explanation.limits:
         on = f", used up by changes of {limit.arg} ({limit.recompiles_on_arg} recompiles)" if limit.arg else ""
         lines.append(f"  {limit.function}: {limit.config} = {limit.limit}{on}")
         lines.extend(f"    hint: {hint}" for hint in limit.hints)
         if limit.doc:
             lines.append(f"    torch's guide: {limit.doc}")
+    return lines
+
+
+def _recompile_lines(report: Report) -> list[str]:
+    """The explained recompiles, one line per changed argument; torch's raw reasons otherwise."""
+    ex = report.explanation
+    lines: list[str] = []
     if ex.recompiles:
         lines.append(f"recompiles ({report.recompile_count}): function, entry, argument: was -> now (line)")
         for rc in ex.recompiles:
@@ -55,6 +88,12 @@ def render(report: Report) -> str:
         lines.append(f"recompiles ({report.recompile_count}):")
         for r in report.recompiles:
             lines.append(f"  {r.function} [{r.compile_id or '?'}]: {'; '.join(r.reasons) or 'no reason logged'}")
+    return lines
+
+
+def _call_and_shape_lines(report: Report) -> list[str]:
+    ex = report.explanation
+    lines: list[str] = []
     if ex.calls and (report.recompiles or any(c.status != "cached" for c in ex.calls[1:])):
         lines.append("calls:")
         lines.extend(f"  {c.summary}" for c in ex.calls if c.summary)
@@ -64,41 +103,56 @@ def render(report: Report) -> str:
     for spec in ex.specializations:
         where = f"  (line {spec.line})" if spec.line else ""
         lines.append(f"specialized {spec.compile_id} {spec.source} = {spec.value}: {spec.reason}{where}")
+    return lines
+
+
+def _equivalence_lines(report: Report) -> list[str]:
     eq = report.equivalence
-    if eq is not None:
-        lines.append(f"equivalence: {'ok' if eq.ok else 'FAIL'}")
-        for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
-            for c in rows:
-                if c.ok and len(rows) > 6:
-                    continue  # keep long lists short: show failures only
-                diff = (
-                    "n/a"
-                    if c.max_abs is None
-                    else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
-                )
-                note = f"  ({c.note})" if c.note else ""
-                lines.append(f"  {kind} call {c.call} {c.name}: {'ok' if c.ok else 'FAIL'}  {diff}{note}")
-        if eq.note:
-            lines.append(f"  {eq.note}")
+    if eq is None:
+        return []
+    lines = [f"equivalence: {'ok' if eq.ok else 'FAIL'}"]
+    for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
+        for c in rows:
+            if c.ok and len(rows) > 6:
+                continue  # keep long lists short: show failures only
+            diff = (
+                "n/a"
+                if c.max_abs is None
+                else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
+            )
+            note = f"  ({c.note})" if c.note else ""
+            lines.append(f"  {kind} call {c.call} {c.name}: {'ok' if c.ok else 'FAIL'}  {diff}{note}")
+    if eq.note:
+        lines.append(f"  {eq.note}")
+    return lines
+
+
+def _timing_lines(report: Report) -> list[str]:
+    """The cold first call, compile time per phase, the steady state and why the speedup is what it is."""
     t = report.timings
-    if t is not None:
-        compile_s = "n/a" if t.compile_s is None else f"{t.compile_s:.3f} s"
-        lines.append(f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}")
-        if t.note:
-            lines.append(f"  ({t.note})")
-        lines += _phase_lines(report)  # issue 12: compile time per phase
-        spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
-        spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
-        speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
-        lines.append(
-            f"steady state on {t.device} (median, IQR): eager {_fmt_ms(t.eager_ms)}{spread_e}  "
-            f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed} "
-            f"with {report.graph_count} graphs and {report.graph_break_count} breaks"
-        )
-        for reason in speedup_reasons(report):
-            lines.append(f"  why {speed}: {reason}")
-    for note in report.notes:
-        lines.append(f"note: {note}")
+    if t is None:
+        return []
+    compile_s = "n/a" if t.compile_s is None else f"{t.compile_s:.3f} s"
+    lines = [f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}"]
+    if t.note:
+        lines.append(f"  ({t.note})")
+    lines += _phase_lines(report)  # issue 12: compile time per phase
+    spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
+    spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
+    speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
+    lines.append(
+        f"steady state on {t.device} (median, IQR): eager {_fmt_ms(t.eager_ms)}{spread_e}  "
+        f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed} "
+        f"with {report.graph_count} graphs and {report.graph_break_count} breaks"
+    )
+    for reason in speedup_reasons(report):
+        lines.append(f"  why {speed}: {reason}")
+    return lines
+
+
+def _note_and_output_lines(report: Report) -> list[str]:
+    """The notes, then the first lines the snippet printed."""
+    lines = [f"note: {note}" for note in report.notes]
     if report.output.text.strip():
         out = report.output.text.strip().splitlines()
         shown = out[:8]
@@ -106,8 +160,7 @@ def render(report: Report) -> str:
         lines.extend("  | " + line[:200] for line in shown)
         if len(out) > len(shown):
             lines.append(f"  | … {len(out) - len(shown)} more lines")
-    # One escape for the whole report: every line may quote the snippet (output, errors, reasons).
-    return visible("\n".join(lines))
+    return lines
 
 
 def _phase_lines(report: Report) -> list[str]:

@@ -33,75 +33,95 @@ def _staged(stage: str, report: Report) -> dict[str, Any]:
     return {"stage": stage, "content_sha256": report.content_sha256, **report.to_dict()} | {"stage": stage}
 
 
-async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
-    """Watch until cancelled; returns 2 when the worker cannot start at all."""
-    loop = asyncio.get_running_loop()
-    changed = asyncio.Event()
-    generation = 0
-    overrides = overrides_of(args)
+class _Watch:
+    """One watch session: the warm client, the file watcher, and the generation counter that
+    silences a run once a newer save exists."""
 
-    def on_change() -> None:
-        loop.call_soon_threadsafe(changed.set)
+    def __init__(self, args: argparse.Namespace, client: WorkerClient) -> None:
+        loop = asyncio.get_running_loop()
+        self.args = args
+        self.client = client
+        self.changed = asyncio.Event()
+        self.generation = 0
+        self.overrides = overrides_of(args)
 
-    watcher = SnippetWatcher(args.snippet, on_change, debounce_s=args.debounce, poll=args.poll)
-    run_task: asyncio.Task[None] | None = None
+        def on_change() -> None:
+            loop.call_soon_threadsafe(self.changed.set)
 
-    def show(stage: str, report: Report) -> None:
-        if args.json_lines:
+        self.watcher = SnippetWatcher(args.snippet, on_change, debounce_s=args.debounce, poll=args.poll)
+        self.run_task: asyncio.Task[None] | None = None
+
+    def show(self, stage: str, report: Report) -> None:
+        if self.args.json_lines:
             _print_line(_staged(stage, report))
         elif stage == "complete":
             print(render(report), flush=True)
             print("-" * 72, flush=True)
 
-    async def run_once(gen: int) -> None:
+    def _on_event(self, gen: int, event: RunEvent) -> None:
+        if gen != self.generation:
+            return  # a newer save exists: this run's lines are stale
+        if isinstance(event, DiagnosticsReady):
+            self.show("diagnostics", event.report)
+        elif isinstance(event, WorkerRestarted) and not self.args.json_lines:
+            print(f"worker restarted: {event.reason}", file=sys.stderr)
+
+    async def run_once(self, gen: int) -> None:
+        args = self.args
         # Settings are resolved on every run: a save may change SETTINGS.
-        prepared = prepare_run(args.snippet, overrides)
+        prepared = prepare_run(args.snippet, self.overrides)
         if prepared.error is not None:
-            show("complete", prepared.refused_report())
+            self.show("complete", prepared.refused_report())
             return
-
-        def on_event(event: RunEvent) -> None:
-            if gen != generation:
-                return  # a newer save exists: this run's lines are stale
-            if isinstance(event, DiagnosticsReady):
-                show("diagnostics", event.report)
-            elif isinstance(event, WorkerRestarted) and not args.json_lines:
-                print(f"worker restarted: {event.reason}", file=sys.stderr)
-
         try:
-            result = await client.run(
-                args.snippet, prepared.settings, on_event, timing=args.timing, min_run_time=args.min_run_time
+            result = await self.client.run(
+                args.snippet,
+                prepared.settings,
+                lambda event: self._on_event(gen, event),
+                timing=args.timing,
+                min_run_time=args.min_run_time,
             )
         except RunCancelled:
             return
-        if gen != generation:
+        if gen != self.generation:
             return
         report = result.report
         # Narrow the module trigger to what this run imported; after a failure (a helper with a
         # syntax error is never imported) any *.py beside the snippet may be the fix.
-        watcher.watch_modules(list(report.local_modules) if report.error is None else None)
-        show("complete", report)
+        self.watcher.watch_modules(list(report.local_modules) if report.error is None else None)
+        self.show("complete", report)
 
-    watcher.start()
+    async def rerun(self) -> None:
+        """Cancel the run in flight, if any, and start one for the newest content."""
+        self.generation += 1
+        if self.run_task is not None and not self.run_task.done():
+            await self.client.cancel()
+            await asyncio.gather(self.run_task, return_exceptions=True)
+        self.run_task = asyncio.create_task(self.run_once(self.generation))
+
+    async def stop(self) -> None:
+        self.watcher.stop()
+        if self.run_task is not None:
+            self.run_task.cancel()
+            await asyncio.gather(self.run_task, return_exceptions=True)
+
+
+async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
+    """Watch until cancelled; returns 2 when the worker cannot start at all."""
+    session = _Watch(args, client)
+    session.watcher.start()
     if not args.json_lines:
-        print(f"watching {args.snippet} ({watcher.mode}); Ctrl-C to stop", file=sys.stderr)
+        print(f"watching {args.snippet} ({session.watcher.mode}); Ctrl-C to stop", file=sys.stderr)
     try:
         try:
             await client.start()
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return 2
-        changed.set()  # the first run, at start
+        session.changed.set()  # the first run, at start
         while True:
-            await changed.wait()
-            changed.clear()
-            generation += 1
-            if run_task is not None and not run_task.done():
-                await client.cancel()
-                await asyncio.gather(run_task, return_exceptions=True)
-            run_task = asyncio.create_task(run_once(generation))
+            await session.changed.wait()
+            session.changed.clear()
+            await session.rerun()
     finally:
-        watcher.stop()
-        if run_task is not None:
-            run_task.cancel()
-            await asyncio.gather(run_task, return_exceptions=True)
+        await session.stop()

@@ -184,6 +184,17 @@ def _source_line(path: str, line: int | None) -> str:
 
 def markdown_report(r: Report) -> str:
     """A report to paste into an issue or a workshop handout."""
+    out = _head_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
+    if r.explanation.guards:
+        out += ["", "## Guards", ""] + _guards_by_line(r)
+    out += _equivalence_markdown(r) + _timings_markdown(r)
+    out += _phase_markdown(r)  # issue 12: compile time per phase
+    out.append("")
+    return "\n".join(out)
+
+
+def _head_markdown(r: Report) -> list[str]:
+    """The title, torch and the settings, the summary; the error and the limit before anything else."""
     name = os.path.basename(r.snippet) or "snippet"
     out = [f"# torch.compile report: `{name}`", ""]
     out.append(f"- torch {r.torch_version}, device {r.settings.device}")
@@ -196,17 +207,24 @@ def markdown_report(r: Report) -> str:
         out += ["## Error", "", f"`{_cell(r.error.one_line())}`", ""]
     if r.recompile_limit_hit:
         out += ["**Recompile limit hit**: " + "; ".join(r.recompile_limit_functions), ""]
-    out += ["## Graph breaks", ""]
-    if r.graph_breaks:
-        out += ["| line | source | reason | GB | count | hint |", "|---|---|---|---|---|---|"]
-        for b in r.graph_breaks:
-            src = _source_line(r.snippet, b.line)
-            out.append(
-                f"| {b.line or ''} | `{_cell(src)}` | {_cell(b.reason)} | {b.gb_id or ''} | {b.count} | {_cell(b.hint)} |"
-            )
-    else:
-        out.append("None.")
-    out += ["", "## Recompiles", ""]
+    return out
+
+
+def _breaks_markdown(r: Report) -> list[str]:
+    out = ["## Graph breaks", ""]
+    if not r.graph_breaks:
+        return out + ["None."]
+    out += ["| line | source | reason | GB | count | hint |", "|---|---|---|---|---|---|"]
+    for b in r.graph_breaks:
+        src = _source_line(r.snippet, b.line)
+        out.append(
+            f"| {b.line or ''} | `{_cell(src)}` | {_cell(b.reason)} | {b.gb_id or ''} | {b.count} | {_cell(b.hint)} |"
+        )
+    return out
+
+
+def _recompiles_markdown(r: Report) -> list[str]:
+    out = ["", "## Recompiles", ""]
     if r.explanation.recompiles:
         out += _explained_recompiles(r)
     elif r.recompiles:
@@ -214,41 +232,46 @@ def markdown_report(r: Report) -> str:
             out.append(f"- `{rc.function}` [{rc.compile_id}]: " + "; ".join(f"`{_cell(x)}`" for x in rc.reasons))
     else:
         out.append("None.")
-    if r.explanation.guards:
-        out += ["", "## Guards", ""] + _guards_by_line(r)
-    out += ["", "## Equivalence", ""]
+    return out
+
+
+def _equivalence_markdown(r: Report) -> list[str]:
+    out = ["", "## Equivalence", ""]
     eq = r.equivalence
     if eq is None:
-        out.append("Not checked (the run stopped before).")
-    else:
-        out += [f"Overall: **{'ok' if eq.ok else 'FAIL'}**", ""]
-        out += [
-            "| kind | call | name | dtype | max abs | max rel | atol/rtol | result |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
-            for c in rows:
-                tol = "" if c.atol is None else f"{c.atol:g}/{c.rtol:g}"
-                fmt = lambda v: "" if v is None else f"{v:.3g}"  # noqa: E731
-                out.append(
-                    f"| {kind} | {c.call} | `{_cell(c.name)}` | {c.dtype} | {fmt(c.max_abs)} | {fmt(c.max_rel)} | {tol} | "
-                    f"{'ok' if c.ok else 'FAIL'} {_cell(c.note)} |"
-                )
-    out += ["", "## Timings", ""]
+        return out + ["Not checked (the run stopped before)."]
+    out += [f"Overall: **{'ok' if eq.ok else 'FAIL'}**", ""]
+    out += [
+        "| kind | call | name | dtype | max abs | max rel | atol/rtol | result |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
+        for c in rows:
+            tol = "" if c.atol is None else f"{c.atol:g}/{c.rtol:g}"
+            out.append(
+                f"| {kind} | {c.call} | `{_cell(c.name)}` | {c.dtype} | {_g3(c.max_abs)} | {_g3(c.max_rel)} | {tol} | "
+                f"{'ok' if c.ok else 'FAIL'} {_cell(c.note)} |"
+            )
+    return out
+
+
+def _g3(value: float | None) -> str:
+    return "" if value is None else f"{value:.3g}"
+
+
+def _timings_markdown(r: Report) -> list[str]:
+    out = ["", "## Timings", ""]
     t = r.timings
     if t is None:
-        out.append("Not measured.")
-    else:
-        out.append(f"- cold first call (compile included): {_num(t.compile_s, ' s')}, compile cache: {t.compile_cache}")
-        out.append(
-            f"- steady state on {t.device}: eager {_num(t.eager_ms, ' ms')} (IQR {_num(t.eager_iqr_ms)}), "
-            f"compiled {_num(t.compiled_ms, ' ms')} (IQR {_num(t.compiled_iqr_ms)})"
-        )
-        speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
-        out.append(f"- speedup {speed} with {r.graph_count} graphs and {r.graph_break_count} breaks")
-    out += _phase_markdown(r)  # issue 12: compile time per phase
-    out.append("")
-    return "\n".join(out)
+        return out + ["Not measured."]
+    out.append(f"- cold first call (compile included): {_num(t.compile_s, ' s')}, compile cache: {t.compile_cache}")
+    out.append(
+        f"- steady state on {t.device}: eager {_num(t.eager_ms, ' ms')} (IQR {_num(t.eager_iqr_ms)}), "
+        f"compiled {_num(t.compiled_ms, ' ms')} (IQR {_num(t.compiled_iqr_ms)})"
+    )
+    speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
+    out.append(f"- speedup {speed} with {r.graph_count} graphs and {r.graph_break_count} breaks")
+    return out
 
 
 def _phase_markdown(r: Report) -> list[str]:

@@ -156,13 +156,11 @@ def run_calls(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> CallsDone
     compiled = compile_target(ctx, loaded, capture)
     records: list[CallRecord] = []
     first: tuple[float | None, dict[str, int]] = (None, {})
-    # issue 12: depyf decompiles what Dynamo writes during these calls, when asked for.
-    with capture.dumping_dynamo_code(ctx.request.dynamo_code):
-        for index, raw in _numbered(ctx, loaded):
-            record, elapsed = _one_call(ctx, index, raw, loaded, compiled, capture)
-            if index == 1:
-                first = (elapsed, compat.cache_counts())
-            records.append(record)
+    for index, raw in _numbered(ctx, loaded):
+        record, elapsed = _one_call(ctx, index, raw, loaded, compiled, capture)
+        if index == 1:
+            first = (elapsed, compat.cache_counts())
+        records.append(record)
     if not records:
         raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
     return CallsDone(compiled, tuple(records), *first)

@@ -8,20 +8,15 @@ TORCH_TRACE writes for tlparse). Breaks are counted from the log records, not fr
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import shutil
-import tempfile
-import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground.engine import explain
-from playground.worker import compat, dynamo_code
+from playground.worker import call_entries, compat
+from playground.worker.compile_phases import compile_phases
+from playground.worker.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord, same_file, snippet_line
 
 _BREAK_HEAD = re.compile(
     r"Graph break(?: \(user stack suppressed[^)]*\))? in user code at (?P<file>.*?):(?P<line>\d+)\n"
@@ -29,20 +24,8 @@ _BREAK_HEAD = re.compile(
     re.S,
 )
 _GB_ID = re.compile(r"/gb/(gb\d+)\.html", re.I)
-_RECOMPILE_HEAD = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.*?):(?P<line>\d+)")
-_COMPILE_ID = re.compile(r"\[(\d+/\d+)(?:_\d+)?\]")
-_LIMIT = re.compile(r"hit config\.(?P<kind>\w+) \((?P<n>\d+)\)\n\s*function: '(?P<fn>[^']*)' \((?P<loc>[^)]*)\)")
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _GUARD_LINE = re.compile(r"^[\s|]*\+- (?P<body>[A-Z][A-Z0-9_]*: .*)$")
-
-
-@dataclass
-class _LogRecord:
-    artifact: str | None
-    message: str
-    formatted: str
-    name: str
-    levelno: int
 
 
 @dataclass
@@ -50,16 +33,13 @@ class RunCapture:
     """What one run's records said. Filled by the handlers while the run executes."""
 
     snippet_path: str
-    records: list[_LogRecord] = field(default_factory=list)
+    records: list[LogRecord] = field(default_factory=list)
     trace: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     #: Raw TORCH_TRACE lines (torch's trace formatter), for `check --trace`.
     trace_lines: list[str] = field(default_factory=list)
     graphs: list[dict[str, Any]] = field(default_factory=list)
     #: One note per call of inputs(): its arguments and what torch's cache did (see call_started).
     calls: list[dict[str, Any]] = field(default_factory=list)
-    #: What depyf decompiled (None: not asked for in this run) and a word on how it went.
-    dynamo_code_items: list[dict[str, Any]] | None = None
-    dynamo_code_note: str = ""
     #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
     first_runs: dict[str, float] = field(default_factory=dict)
 
@@ -95,17 +75,17 @@ class RunCapture:
         for rec in self.records:
             if rec.artifact != "recompiles":
                 continue
-            head = _RECOMPILE_HEAD.search(rec.message)
+            head = RECOMPILE_HEAD.search(rec.message)
             if head is None:
                 continue
             reasons = [line.strip()[2:].strip() for line in rec.message.splitlines() if line.strip().startswith("- ")]
-            cid = _COMPILE_ID.search(rec.formatted)
+            cid = COMPILE_ID.search(rec.formatted)
             out.append(
                 {
                     "function": head.group("fn"),
                     "reasons": reasons,
                     "compile_id": cid.group(1) if cid else None,
-                    "line": _snippet_line(head.group("file"), int(head.group("line")), self.snippet_path),
+                    "line": snippet_line(head.group("file"), int(head.group("line")), self.snippet_path),
                 }
             )
         return out
@@ -116,7 +96,7 @@ class RunCapture:
         for rec in self.records:
             if rec.levelno < logging.WARNING:
                 continue
-            match = _LIMIT.search(rec.message)
+            match = LIMIT.search(rec.message)
             if match:
                 loc = match.group("loc")
                 short = f"{os.path.basename(loc.rsplit(':', 1)[0])}:{loc.rsplit(':', 1)[-1]}"
@@ -126,195 +106,25 @@ class RunCapture:
     # --- why it recompiled (explain.py shapes these) ---------------------------------------
 
     def call_started(self, index: int, target: Any, args: tuple[Any, ...]) -> None:
-        """Note where the records stand before call `index`, its arguments, and the cache's
-        most recently used entry: what changes across the call is torch's answer to "which
-        entry ran"."""
-        try:
-            code = compat.target_code(target)
-            f_locals = compat.frame_locals(target, args)
-            named = {k: compat.describe_value(v) for k, v in (f_locals or {}).items() if k != "self"}
-            front = (compat.cache_entry_ids(code) or [None])[0]
-        except Exception:  # noqa: BLE001 - bookkeeping must not fail the call
-            named, front = {}, None
-        self.calls.append(
-            {
-                "call": index,
-                "args": named,
-                "_trace": len(self.trace),
-                "_records": len(self.records),
-                "_front": front,
-            }
+        """Before call `index`: its arguments and the cache's front entry (call_entries)."""
+        call_entries.call_started(
+            self.calls, index, target, args, trace_at=len(self.trace), records_at=len(self.records)
         )
 
     def call_finished(self, target: Any, args: tuple[Any, ...]) -> None:
-        """Which entry served the last started call: one compiled during it that is now first in
-        the cache (torch moves the entry that ran to the front), else the front entry when its
-        own guards pass these arguments, else none (eager, e.g. after recompile_limit)."""
-        if not self.calls:
-            return
-        try:
-            self._call_finished(self.calls[-1], target, args)
-        except Exception:  # noqa: BLE001
-            self.calls[-1].update(entry=None, status="unknown", why="could not read torch's cache")
-
-    def _call_finished(self, call: dict[str, Any], target: Any, args: tuple[Any, ...]) -> None:
-        code = compat.target_code(target)
-        compiled = [
-            f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
-            for md, _ in self.trace[call["_trace"] :]
-            if "dynamo_cpp_guards_str" in md
-        ]
-        limit = any(r.levelno >= logging.WARNING and _LIMIT.search(r.message) for r in self.records[call["_records"] :])
-        ids = compat.cache_entry_ids(code)
-        front = ids[0] if ids else None
-        call["compiled"] = compiled
-        accepts = None if front is None else compat.entry_accepts(code, front, compat.frame_locals(target, args))
-        if front is not None and front in compiled:
-            call.update(entry=front, status="compiled")
-        elif accepts:
-            call.update(entry=front, status="cached")
-        elif accepts is False and (limit or front == call["_front"]):
-            # A hit would have moved the passing entry to the front: none passed, none compiled.
-            earlier = any("recompile_limit" in c.get("why", "") for c in self.calls[:-1])
-            why = (
-                "recompile_limit hit on this call"
-                if limit
-                else "past recompile_limit"
-                if earlier
-                else "nothing compiled"
-            )
-            call.update(entry=None, status="eager", why=why)
-        else:
-            call.update(entry=front, status="unknown", why="the cache gave no signal for this call")
+        """After the last started call: which entry served it (call_entries)."""
+        call_entries.call_finished(self.calls, target, args, self.trace, self.records)
 
     def explained(self, guards: list[dict[str, Any]]) -> dict[str, Any]:
-        """The report's extension fields: recompile_details, recompile_limit_details,
-        guard_details, shape_symbols, specializations, call_entries (empty when torch's records
-        could not be read: explaining must never cost the run its other results). `guards`:
-        what guards() gave (it is read once per report)."""
-        try:
-            return self._explained(guards)
-        except Exception:  # noqa: BLE001
-            return {}
-
-    def _explained(self, guards_read: list[dict[str, Any]]) -> dict[str, Any]:
-        recompiles = []
-        for position, rec in enumerate(self.records):
-            if rec.artifact != "recompiles":
-                continue
-            head = _RECOMPILE_HEAD.search(rec.message)
-            cid = _COMPILE_ID.search(rec.formatted)
-            # The call whose record range holds this record is the call that triggered it.
-            during = [c["call"] for c in self.calls if c["_records"] <= position]
-            if head is not None:
-                recompiles.append(
-                    {
-                        "function": head.group("fn"),
-                        "compile_id": cid.group(1) if cid else None,
-                        "message": rec.message,
-                        "call": during[-1] if during else None,
-                    }
-                )
-        calls = [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.calls]
-        details = explain.recompile_details(recompiles, calls, self.snippet_path)
-        limits = [r.message for r in self.records if r.levelno >= logging.WARNING and _LIMIT.search(r.message)]
-        guards = explain.guard_details(guards_read, self.snippet_path)
-        events = []
-        for md, _ in self.trace:
-            for kind in ("create_symbol", "guard_added", "guard_added_fast", "symbolic_shape_specialization"):
-                if kind in md and isinstance(md[kind], dict):
-                    events.append((kind, f"{md.get('frame_id')}/{md.get('frame_compile_id')}", md[kind]))
-        files = compat.trace_filenames() if events else {}
-        for call in calls:
-            call["summary"] = explain.call_summary(call, details)
-        return {
-            "recompile_details": details,
-            "recompile_limit_details": explain.limit_details(limits, details, self.snippet_path),
-            "guard_details": guards,
-            "shape_symbols": explain.shape_symbols(events, files, self.snippet_path),
-            "specializations": explain.specializations(events, files, self.snippet_path, details, guards),
-            "call_entries": calls,
-        }
+        """The report's issue 11 fields (call_entries.explained); `guards`: what guards() gave."""
+        return call_entries.explained(self.records, self.trace, self.calls, guards, self.snippet_path)
 
     def metrics(self) -> list[dict[str, Any]]:
         return [md["compilation_metrics"] for md, _ in self.trace if "compilation_metrics" in md]
 
     def compile_phases(self) -> dict[str, Any]:
-        """The report's `compile_phases` (one row per frame compile, from torch's own
-        compilation_metrics, with the call of inputs() that triggered it) and
-        `compile_phase_totals` (sums over the run, and over call 1: the cold first call)."""
-        rows: list[dict[str, Any]] = []
-        spans = chromium_spans(self.trace)
-        # torch's outermost "dynamo" span ends after the metrics record: the n-th one of a compile
-        # id belongs to that id's n-th record.
-        outer = {cid: list(s.get("dynamo", [])) for cid, s in _outer_spans(self.trace).items()}
-        for position, (md, _) in enumerate(self.trace):
-            metrics = md.get("compilation_metrics")
-            if not isinstance(metrics, dict):
-                continue
-            cid = str(metrics.get("compile_id"))
-            frame_spans = dict(spans[position].get(cid, {}))
-            if outer.get(cid):
-                frame_spans["dynamo"] = outer[cid].pop(0)
-            times = compat.phase_times(metrics, frame_spans)
-            during = [c["call"] for c in self.calls if c["_trace"] <= position]
-            file = metrics.get("co_filename") or ""
-            rows.append(
-                {
-                    "compile_id": str(metrics.get("compile_id")),
-                    "function": metrics.get("co_name") or "",
-                    "line": _snippet_line(file, metrics.get("co_firstlineno"), self.snippet_path),
-                    "call": during[-1] if during else None,
-                    # Inductor compiles a backward graph at the first backward: after the calls.
-                    "pass": "backward" if metrics.get("is_forward") is False else "forward",
-                    **{k: round(v, 6) for k, v in times.items()},
-                }
-            )
-        _attach_first_runs(rows, self.first_runs)
-        return {"compile_phases": rows, "compile_phase_totals": phase_totals(rows)}
-
-    @contextmanager
-    def dumping_dynamo_code(self, enabled: bool) -> Iterator[None]:
-        """Around the compiled calls: when `enabled`, depyf writes the code Dynamo made into a
-        temporary folder, read into `dynamo_code` on the way out (even when a call raised).
-        Off by default: it adds 0.1-0.25 s to a 0.3 s run (measured on 2.13, eager backend)."""
-        if not enabled:
-            yield
-            return
-        version = compat.depyf_version()
-        if version is None:
-            self.dynamo_code_note = "depyf is not installed in the worker's environment: pip install depyf"
-            yield
-            return
-        directory = tempfile.mkdtemp(prefix="compile-playground-depyf-")
-        try:
-            with compat.dynamo_code_dumped(directory):
-                yield
-        except Exception as exc:
-            if not self._depyf_failed(exc):
-                raise
-        finally:
-            self.dynamo_code_items = dynamo_code.read_dump(directory, self.snippet_path)
-            # depyf.prepare_debug swaps Dynamo's bytecode for its own recompiled version while it
-            # records: say so, since this run's numbers come from that code.
-            self.dynamo_code_note = self.dynamo_code_note or (
-                f"decompiled by depyf {version}; while it records, the run executes depyf's "
-                "recompiled version of Dynamo's bytecode"
-            )
-            shutil.rmtree(directory, ignore_errors=True)
-
-    def _depyf_failed(self, exc: Exception) -> bool:
-        """A failure inside depyf's own dump (not the snippet's, not torch.compile's) costs only
-        the view: say so and keep the run."""
-        frames = traceback.extract_tb(exc.__traceback__)
-        if frames and "depyf" in frames[-1].filename:
-            self.dynamo_code_note = f"depyf failed: {type(exc).__name__}: {exc}"[:300]
-            return True
-        return False
-
-    def code_fields(self) -> dict[str, Any]:
-        """The report's `dynamo_code` (None when not asked for) and `dynamo_code_note`."""
-        return {"dynamo_code": self.dynamo_code_items, "dynamo_code_note": self.dynamo_code_note}
+        """The report's `compile_phases` and `compile_phase_totals` (issue 12, compile_phases.py)."""
+        return compile_phases(self.trace, self.calls, self.first_runs, self.snippet_path)
 
     def guard_names(self) -> dict[str, tuple[str, Any]]:
         """compile id -> (function, first line), from torch's compilation_metrics (the last
@@ -343,112 +153,12 @@ class RunCapture:
         return out
 
 
-#: The phases of `compat.phase_times`, in the order a compile runs them.
-PHASES = ("dynamo_s", "aot_s", "inductor_s", "codegen_s", "compile_s", "other_s")
-
-
-def chromium_spans(trace: list[tuple[dict[str, Any], Any]]) -> list[dict[str, dict[str, float]]]:
-    """For each trace record, the chromium events (what tlparse draws as the compile timeline)
-    that ended since the previous `compilation_metrics` record of the same compile id: compile
-    id -> {event name: seconds}. A backward graph compiled later under the same id (Inductor
-    compiles it at the first backward) thus never lends its spans to the forward's row."""
-    open_: dict[tuple[str, str], list[float]] = {}
-    pending: dict[str, dict[str, float]] = {}
-    out: list[dict[str, dict[str, float]]] = []
-    for md, payload in trace:
-        out.append(pending)
-        if "compilation_metrics" in md:
-            cid = str((md.get("compilation_metrics") or {}).get("compile_id"))
-            pending = {k: v for k, v in pending.items() if k != cid}
-            continue
-        if "chromium_event" not in md:
-            continue
-        try:
-            event = json.loads(payload) if isinstance(payload, str) else payload
-            name, phase, ts = event["name"], event["ph"], float(event["ts"])
-            cid = str((event.get("args") or {}).get("compile_id"))
-        except (ValueError, TypeError, KeyError):
-            continue
-        if phase == "B":
-            open_.setdefault((name, cid), []).append(ts)
-        elif phase == "E" and open_.get((name, cid)):
-            began = open_[(name, cid)].pop()
-            if open_[(name, cid)]:
-                continue  # nested in a span of the same name: counted by the outer one
-            pending = {**pending, cid: dict(pending.get(cid, {}))}
-            pending[cid][name] = pending[cid].get(name, 0.0) + (ts - began) / 1e6
-    return out
-
-
-def _outer_spans(trace: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, list[float]]]:
-    """compile id -> {"dynamo": [seconds of each outermost compile span, in order]}."""
-    began: dict[str, float] = {}
-    out: dict[str, dict[str, list[float]]] = {}
-    for md, payload in trace:
-        if "chromium_event" not in md:
-            continue
-        try:
-            event = json.loads(payload) if isinstance(payload, str) else payload
-            if event["name"] != "dynamo":
-                continue
-            cid = str((event.get("args") or {}).get("compile_id"))
-            if event["ph"] == "B":
-                began[cid] = float(event["ts"])
-            elif event["ph"] == "E" and cid in began:
-                out.setdefault(cid, {}).setdefault("dynamo", []).append((float(event["ts"]) - began.pop(cid)) / 1e6)
-        except (ValueError, TypeError, KeyError):
-            continue
-    return out
-
-
-def _attach_first_runs(rows: list[dict[str, Any]], runs: dict[str, float]) -> None:
-    """Each row's `first_run_s`: the first run of the graphs its frame compile made, measured
-    around the backend's callable (outside torch's metrics, so not part of `total_s`). It goes
-    to the compile id's first forward row; a backward graph's first run happens inside the
-    compiled forward's autograd node, in a backward pass: never in the cold first call."""
-    given: set[str] = set()
-    for row in rows:
-        cid = row["compile_id"]
-        if row["pass"] == "forward" and cid not in given:
-            given.add(cid)
-            row["first_run_s"] = round(runs.get(cid, 0.0), 6)
-        else:
-            row["first_run_s"] = 0.0
-
-
-def phase_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each phase summed over every frame compile, the whole (`total_s`), and the same whole
-    for the compiles made during call 1 (`first_call_s`: what the cold compile time holds).
-    `first_run_s` sums the graphs' first runs, and `first_call_run_s` those of call 1: with
-    `first_call_s`, what torch's first call spent compiling and then first running."""
-    totals: dict[str, Any] = {k: round(sum(r[k] for r in rows), 6) for k in (*PHASES, "total_s")}
-    first = [r for r in rows if r.get("call") == 1 and r.get("pass") != "backward"]
-    totals["first_call_s"] = round(sum(r["total_s"] for r in first), 6)
-    totals["frames"] = len(rows)
-    totals["first_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in rows), 6)
-    totals["first_call_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in first), 6)
-    return totals
-
-
-def _snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
-    if line is not None and _same_file(file, snippet_path):
-        return line
-    return None
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.realpath(a) == os.path.realpath(b)
-    except (OSError, ValueError):
-        return a == b
-
-
 def snippet_line_in_text(text: str, snippet_path: str) -> int | None:
     """The last `File "<snippet>", line N` in a traceback or message: the innermost snippet
     line involved."""
     line = None
     for match in _FILE_LINE.finditer(text or ""):
-        if _same_file(match.group("file"), snippet_path):
+        if same_file(match.group("file"), snippet_path):
             line = int(match.group("line"))
     return line
 
@@ -486,7 +196,7 @@ def parse_graph_break(message: str, snippet_path: str) -> dict[str, Any] | None:
         hints = list(registry.get("hints", []))
     file = head.group("file")
     line_no = int(head.group("line"))
-    line = _snippet_line(file, line_no, snippet_path)
+    line = snippet_line(file, line_no, snippet_path)
     if line is None:
         line = snippet_line_in_text(traceback_text, snippet_path)
     return {
@@ -532,7 +242,7 @@ class _Dispatcher(logging.Handler):
             return
         try:
             target.records.append(
-                _LogRecord(
+                LogRecord(
                     artifact=compat.artifact_of(record),
                     message=record.getMessage(),
                     formatted=self.format(record),

@@ -26,7 +26,7 @@ class Channel:
         self.eof = False
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes((json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode())
+        self.send_bytes(encode(message))
 
     def send_bytes(self, data: bytes) -> None:
         view = memoryview(data)
@@ -56,6 +56,11 @@ class Channel:
                     messages.append(json.loads(line))
                 except ValueError:
                     continue
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as the line the channel carries."""
+    return (json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode()
 
 
 def _json_default(value: Any) -> Any:

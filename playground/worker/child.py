@@ -1,5 +1,6 @@
 """A run's child: what a forked process does from the fork to os._exit - one run, its events
-and report on the channel. Also the same run done in place (no isolation). Worker-side."""
+and report on the channel. Also the same run done in place (no isolation), and issue 12's code
+child (code_run.py). Worker-side."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
 from playground.worker import procs, warmup
 from playground.worker.channel import sanitize
+from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
 from playground.worker.output import OutputCapture
 
 if TYPE_CHECKING:
@@ -83,6 +85,33 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
         os._exit(code)
 
 
+def code_child(template: Template, request: dict[str, Any], parent: int) -> None:
+    """Issue 12's second child: the request's calls again under depyf, what it decompiled
+    written where the template reads it (code_run.py), then os._exit (never returns)."""
+    code = 0
+    try:
+        _become_child(template, parent)
+        from playground.worker.depyf_run import collect
+
+        channel = template.channel
+        run_id = request.get("id")
+
+        def emit(event: dict[str, Any]) -> None:
+            if event.get("event") == "progress":  # the run is past its calls: say whose these are
+                words = f"depyf: {event.get('message', '')}"
+                call, calls = event.get("call"), event.get("calls")
+                progress = {"phase": "dynamo_code", "call": call, "calls": calls, "message": words}
+                channel.send(sanitize({"event": "progress", "id": run_id, **progress}))
+
+        with OutputCapture():  # the snippet's output was the run's, already in its report
+            result = collect(template.capturer, request, emit)
+        write_json(request[CODE_TO], sanitize(result))
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
 def _become_child(template: Template, parent: int) -> None:
     """What every child does first: die with the template, default signals, no reading."""
     procs.die_with_parent(signal.SIGKILL)
@@ -131,7 +160,11 @@ def run_here(template: Template, request: dict[str, Any]) -> None:
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
     if request.get("trace"):
         message["trace"] = trace or {"lines": [], "strings": []}
-    emit(message)
+    if request.get(REPORT_TO):
+        # Issue 12: the template sends it once the code child has added Dynamo's code.
+        write_json(request[REPORT_TO], sanitize({"event": "report", "id": run_id, **message}))
+    else:
+        emit(message)
 
 
 def _internal_error(request: dict[str, Any], exc: BaseException) -> Report:

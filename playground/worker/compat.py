@@ -374,7 +374,7 @@ def phase_times(metrics: dict[str, Any], spans: dict[str, float] | None = None) 
     (writing kernels and wrapper), compile_s (C++/Triton compilation: the wait on the async
     pool plus the `compile_file` runs made on the compiling thread), other_s (torch's own
     bookkeeping around the frame, e.g. logging these metrics). `spans` are the frame's chromium
-    events summed by name (capture.chromium_spans): `dynamo` is torch's outermost compile timer."""
+    events summed by name (compile_phases.chromium_spans): `dynamo` is torch's outermost compile timer."""
     spans = spans or {}
     entire = _metric_s(metrics, "entire")
     backend = min(_metric_s(metrics, "backend"), entire)

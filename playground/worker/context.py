@@ -27,7 +27,6 @@ class RunRequest:
     timing: bool = True
     min_run_time: float = 0.2
     trace: bool = False
-    dynamo_code: bool = False
     #: The template's own warm-up run: no sys.path change, no imports tracked.
     warmup: bool = False
 
@@ -41,7 +40,6 @@ class RunRequest:
             timing=bool(message.get("timing", True)),
             min_run_time=float(message.get("min_run_time", 0.2)),
             trace=bool(message.get("trace")),
-            dynamo_code=bool(message.get("dynamo_code")),
             warmup=bool(message.get("warmup")),
         )
 

@@ -33,8 +33,6 @@ FIELDS: tuple[str, ...] = (
     "explanation",
     "compile_phases",
     "compile_phase_totals",
-    "dynamo_code",
-    "dynamo_code_note",
 )
 #: Trace records that change the guards and their explanation (compilation_metrics is compared
 #: through the names it gives the guards, see guard_names).
@@ -70,7 +68,7 @@ class Diagnostics:
 def read(capture: RunCapture) -> Diagnostics:
     """Everything, read from the capture as it stands."""
     records = _from_records(capture)
-    return _assemble(capture, records, _from_dynamo(capture), _from_trace(capture), _code(capture))
+    return _assemble(capture, records, _from_dynamo(capture), _from_trace(capture))
 
 
 def refresh(capture: RunCapture, earlier: Diagnostics) -> Diagnostics:
@@ -93,15 +91,14 @@ def refresh(capture: RunCapture, earlier: Diagnostics) -> Diagnostics:
         _from_records(capture) if records_changed else groups["records"],
         _from_dynamo(capture) if dynamo_changed else groups["dynamo"],
         _from_trace(capture),
-        groups["code"],
     )
 
 
 def _assemble(capture: RunCapture, *groups: dict[str, Any]) -> Diagnostics:
-    records, dynamo, trace, code = groups
-    report = Report.from_dict({**records, **dynamo, **trace, **code})
+    records, dynamo, trace = groups
+    report = Report.from_dict({**records, **dynamo, **trace})
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
-    named = {"records": records, "dynamo": dynamo, "trace": trace, "code": code}
+    named = {"records": records, "dynamo": dynamo, "trace": trace}
     return Diagnostics(report, named, mark)
 
 
@@ -140,11 +137,6 @@ def _from_trace(cap: RunCapture) -> dict[str, Any]:
         joined = "\n\n# ---- next kernel module ----\n\n".join(codes) if codes else None
         graphs.append({**graph, "output_code": joined})
     return {"graph_count": len(cap.graphs), "graphs": graphs, **cap.compile_phases()}
-
-
-def _code(cap: RunCapture) -> dict[str, Any]:
-    """The code Dynamo wrote (issue 12; fixed once the calls have run)."""
-    return cap.code_fields()
 
 
 def trace_payload(cap: RunCapture) -> dict[str, Any]:

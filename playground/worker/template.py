@@ -11,12 +11,14 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from playground.engine.settings import Settings
 from playground.worker import procs, warmup
 from playground.worker.channel import Channel
-from playground.worker.child import rss_mb, run_child, run_here, run_timeout
+from playground.worker.child import code_child, rss_mb, run_child, run_here, run_timeout
+from playground.worker.code_run import CodeRun
 from playground.worker.spare import Spare
 from playground.worker.stragglers import Stragglers
 
@@ -147,26 +149,68 @@ class Template:
         run_id = request.get("id")
         if Settings.from_dict(request.get("settings")).backend == "inductor" and not self.inductor_warm:
             self._warm_inductor(request)
-        if not self.isolated:
-            run_here(self, request)  # benchmarks/latency.py's baseline: no isolation at all
-            self.channel.send({"event": "ended", "id": run_id, "outcome": "ok", "pid": os.getpid()})
-            return
-        pid = self.spare.hand(request)
-        if pid is None:
-            parent = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
-                run_child(self, request, parent)
-        self.child = pid
-        outcome, status = self._wait_child(pid, run_id, run_timeout(request))
-        self.child = None
-        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
-        self.channel.send_bytes(b"\n")
+        code = CodeRun.asked(request)
+        try:
+            outcome, status = self._first(request if code is None else code.run_request())
+            if code is not None:
+                outcome, status = self._with_code(code, outcome, status)
+        finally:
+            if code is not None:
+                code.close()
         self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        if not self.isolated:
+            return
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
         # is given its grace.
         self.stragglers.sweep(grace=outcome != "ok")
         self.spare.fork(self)
+
+    def _first(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The run itself, in the spare child or a fresh one: its outcome and exit status."""
+        if not self.isolated:
+            run_here(self, request)  # benchmarks/latency.py's baseline: no isolation at all
+            return "ok", {"pid": os.getpid()}
+        return self._child(request, run_child, spare=True)
+
+    def _child(
+        self, request: dict[str, Any], main: Callable[[Template, dict[str, Any], int], None], *, spare: bool
+    ) -> tuple[str, dict[str, Any]]:
+        """`main` in a child (the spare, when `spare` and one is ready), waited for under the
+        request's timeout; its outcome and exit status."""
+        pid = self.spare.hand(request) if spare else None
+        if pid is None:
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
+                main(self, request, parent)
+        self.child = pid
+        outcome, status = self._wait_child(pid, request.get("id"), run_timeout(request))
+        self.child = None
+        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
+        self.channel.send_bytes(b"\n")
+        return outcome, status
+
+    def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Issue 12: the run's held report sent, with the code Dynamo wrote from a second child
+        when the run ended well (code_run.py); the outcome the run ends with. A cancel during
+        the second child cancels the run; its failure costs only the code."""
+        held = code.held()
+        if held is None or outcome == "cancelled":
+            return outcome, status  # no report to send, or nobody waits for it
+        from playground.worker import compat
+
+        fields = code.without_child(held, self.isolated, compat.depyf_version())
+        if outcome != "ok":
+            fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
+        if fields is None:
+            self.channel.send(code.progress())
+            request = code.code_request()
+            code_outcome, code_status = self._child(request, code_child, spare=False)
+            if code_outcome == "cancelled":
+                return code_outcome, code_status
+            fields = code.result(code_outcome, code_status, run_timeout(request))
+        self.channel.send(code.merged(held, *fields))
+        return outcome, status
 
     def _warm_inductor(self, request: dict[str, Any]) -> None:
         """Inductor's one-time start-up, in the template, before the first run that uses it."""

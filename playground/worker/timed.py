@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from playground.engine.report import Timings
+from playground.engine.settings import Settings
 from playground.worker import timing
 from playground.worker.calls import CallsDone, clone_args
 from playground.worker.context import RunContext
@@ -75,7 +76,7 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
         ) from None
 
 
-def cache_word(settings: dict[str, Any], counts: dict[str, int]) -> str:
+def cache_word(settings: Settings, counts: dict[str, int]) -> str:
     """What Inductor's FX-graph and AOT-autograd caches did on the first call: "hit", "miss",
     "partial", "disabled" (a cold run) or "n/a" (another backend, or nothing looked up)."""
     if settings.backend != "inductor":

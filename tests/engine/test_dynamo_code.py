@@ -1,14 +1,23 @@
-"""Issue 12: the code Dynamo wrote, decompiled by depyf in the run's child, on real workers."""
+"""Issue 12: the code Dynamo wrote, decompiled by depyf in a second child after the run (the
+run itself never under depyf), on real workers."""
 
 from __future__ import annotations
 
+import re
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from playground.engine.client import RunCancelled
+from playground.engine.events import RunResult
+from playground.engine.sync import SyncWorker
 from playground.worker import dynamo_code
+from tests.processes import is_live
 
-from .conftest import run
+from .conftest import EAGER, run
 
 GALLERY = Path(__file__).resolve().parents[2] / "snippets"
 
@@ -62,3 +71,152 @@ def test_parser_keeps_sections_apart():
         ("resume", "torch_dynamo_resume_in_f_at_7", 7),
         ("transformed", "__transformed_code_0_for_f", None),
     ]
+
+
+# --- the run is the run; the code comes from a second child --------------------------------------
+
+#: The head torch's log formatter puts on each line (time and pid), and the times in the text
+#: ("Guard eval latency = 89.34 us"): they differ from run to run.
+_LOG_HEAD = re.compile(r"^[VIWEDC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", re.M)
+_LOG_FLOAT = re.compile(r"\d+\.\d+")
+
+
+def _comparable(value: Any, key: str = "") -> Any:
+    """A report with what differs between two identical runs wiped: every float (a time), the
+    worker's pid and memory, and the times and pid in torch's log lines."""
+    if isinstance(value, dict):
+        return {k: _comparable(v, k) for k, v in value.items() if k not in ("worker", "wall_s")}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    if isinstance(value, float):
+        return 0.0
+    if isinstance(value, str) and key in ("guards", "graph_breaks", "recompiles"):
+        return _LOG_FLOAT.sub("0.0", _LOG_HEAD.sub("", value))
+    return value
+
+
+def test_a_run_with_the_code_reports_as_one_without(worker):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    path = str(GALLERY / "default.py")
+    plain = run(worker, path)
+    with_code = run(worker, path, dynamo_code=True)
+    assert (plain["dynamo_code"], plain["dynamo_code_note"]) == (None, "")
+    assert (
+        with_code["dynamo_code_note"].startswith("decompiled by depyf")
+        and "second run" in with_code["dynamo_code_note"]
+    )
+    assert any(i["kind"] == "resume" and i["resumes_at_line"] == 33 for i in with_code["dynamo_code"])
+    with_code.update(dynamo_code=None, dynamo_code_note="")
+    assert list(with_code) == list(plain)
+    assert _comparable(with_code) == _comparable(plain)
+
+
+def test_the_run_child_never_imports_depyf(worker, snippet):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    # The snippet prints whether depyf is loaded in its process: the run's output says no; the
+    # code child's output is thrown away.
+    path = snippet(
+        """
+        import sys
+        import torch
+
+        def fn(x):
+            return torch.sin(x) + 1
+
+        def inputs():
+            print("depyf loaded:", "depyf" in sys.modules)
+            yield (torch.ones(4),)
+        """
+    )
+    report = run(worker, path, dynamo_code=True)
+    assert report["error"] is None and report["output"]["text"].strip() == "depyf loaded: False"
+    assert report["dynamo_code"] and report["dynamo_code_note"].startswith("decompiled by depyf")
+
+
+#: A snippet that behaves only when depyf is loaded in its process (the code child), as {how}.
+_UNDER_DEPYF = """
+import os
+import sys
+import time
+import torch
+
+def fn(x):
+    return torch.cos(x) * 2
+
+def inputs():
+    if "depyf" in sys.modules:
+        with open(os.path.join(os.path.dirname(__file__), "code_child.pid"), "w") as fh:
+            fh.write(str(os.getpid()))
+        {how}
+    yield (torch.ones(4),)
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "note"),
+    [
+        (
+            "os._exit(3)",
+            "depyf failed: its run of the snippet (a second process, after the report's run) exited with code 3",
+        ),
+        ("raise RuntimeError('not under depyf')", "that run stopped early: inputs() raised while producing call 1"),
+    ],
+)
+def test_a_failing_code_run_keeps_the_run(worker, snippet, how, note):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    path = snippet(_UNDER_DEPYF.replace("{how}", how))
+    plain = run(worker, path)
+    report = run(worker, path, dynamo_code=True)
+    assert Path(path).with_name("code_child.pid").exists()  # the code child did run
+    assert report["error"] is None and report["graph_count"] == plain["graph_count"] == 1
+    assert report["dynamo_code"] == [] and note in report["dynamo_code_note"]
+    assert _comparable({**report, "dynamo_code": None, "dynamo_code_note": ""}) == _comparable(plain)
+
+
+def test_a_hung_code_run_times_out_and_keeps_the_run(worker, snippet):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    path = snippet(_UNDER_DEPYF.replace("{how}", "time.sleep(600)"))
+    report = run(worker, path, dynamo_code=True, timeout_s=12)
+    assert report["error"] is None and report["graph_count"] == 1
+    assert report["dynamo_code"] == []
+    assert report["dynamo_code_note"] == (
+        "depyf failed: its run of the snippet (a second process, after the report's run) timed out after 12 s "
+        "and was killed"
+    )
+    assert not is_live(int(Path(path).with_name("code_child.pid").read_text()))
+
+
+def _in_background(worker: SyncWorker, path: str) -> Future[RunResult]:
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(worker.run, path, EAGER, timing=False, dynamo_code=True)
+    pool.shutdown(wait=False)
+    return future
+
+
+def _wait_for(condition: Any, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_cancel_during_the_code_run_kills_its_child(snippet):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    path = snippet(_UNDER_DEPYF.replace("{how}", "time.sleep(600)"))
+    marker = Path(path).with_name("code_child.pid")
+    with SyncWorker(timeout_s=120) as w:
+        w.start()
+        template = w.client.hello["pid"]
+        future = _in_background(w, path)
+        assert _wait_for(marker.exists), "the code child never started"
+        child = int(marker.read_text())
+        assert is_live(child)
+        w.cancel()
+        with pytest.raises(RunCancelled):
+            future.result(30)
+        assert _wait_for(lambda: not is_live(child)), "the code child outlived the cancel"
+        # The template stayed, and serves the next run (with its code) as before.
+        again = w.run(str(GALLERY / "pure_function.py"), EAGER, timing=False, dynamo_code=True).report
+        assert again.error is None and again.dynamo_code and w.client.hello["pid"] == template

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 
+from playground.engine.settings import Settings
 from playground.worker import diagnostics
-from playground.worker.capture import RunCapture, _LogRecord
+from playground.worker.capture import RunCapture
 from playground.worker.timed import cache_word
+from playground.worker.torchlog import LogRecord
 
 BREAK = (
     "Graph break in user code at /snippet.py:3\n"
@@ -17,8 +19,8 @@ BREAK = (
 )
 
 
-def _break_record() -> _LogRecord:
-    return _LogRecord("graph_breaks", BREAK, "[0/0] " + BREAK, "torch._dynamo", logging.DEBUG)
+def _break_record() -> LogRecord:
+    return LogRecord("graph_breaks", BREAK, "[0/0] " + BREAK, "torch._dynamo", logging.DEBUG)
 
 
 def test_nothing_new_reuses_the_diagnostics_read_for_the_event():
@@ -31,7 +33,7 @@ def test_nothing_new_reuses_the_diagnostics_read_for_the_event():
 def test_an_unrelated_record_keeps_the_parsed_groups():
     capture = RunCapture(snippet_path="/snippet.py", records=[_break_record()])
     early = diagnostics.read(capture)
-    capture.records.append(_LogRecord(None, "chatter", "chatter", "torch._inductor", logging.DEBUG))
+    capture.records.append(LogRecord(None, "chatter", "chatter", "torch._inductor", logging.DEBUG))
     later = diagnostics.refresh(capture, early)
     assert later.groups["records"] is early.groups["records"]
     assert later.groups["dynamo"] is early.groups["dynamo"]
@@ -59,9 +61,9 @@ def test_a_backward_compile_is_read_again():
 
 
 def test_cache_word():
-    inductor = {"backend": "inductor", "cold": False}
-    assert cache_word({"backend": "eager", "cold": False}, {"fxgraph_hit": 1}) == "n/a"
-    assert cache_word({"backend": "inductor", "cold": True}, {}) == "disabled"
+    inductor = Settings(backend="inductor", cold=False)
+    assert cache_word(Settings(backend="eager", cold=False), {"fxgraph_hit": 1}) == "n/a"
+    assert cache_word(Settings(backend="inductor", cold=True), {}) == "disabled"
     assert cache_word(inductor, {"fxgraph_hit": 2}) == "hit"
     assert cache_word(inductor, {"fxgraph_miss": 1}) == "miss"
     assert cache_word(inductor, {"fxgraph_hit": 1, "autograd_miss": 1}) == "partial"

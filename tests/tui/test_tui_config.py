@@ -71,7 +71,7 @@ async def test_matrix_screen_ladder_names_the_first_stage(snippet: Path, size: t
             if not screen.running:
                 break
             await pilot.pause(0.01)
-        assert screen.ladder and len(screen.results) == 4
+        assert screen.matrix.ladder and len(screen.matrix.results) == 4
         rows = [plain(screen.query_one(DataTable).get_row(str(i))[0]).strip() for i in range(4)]
         assert rows == ["eager", "aot_eager", "aot_eager_decomp_partition", "inductor"]
         verdict = plain(screen.query_one("#matrix-verdict").content, width=300)

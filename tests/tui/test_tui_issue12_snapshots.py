@@ -59,7 +59,7 @@ async def _ladder_on_the_diverging_stage(pilot) -> None:
     assert isinstance(screen, MatrixScreen) and not screen.running
     await pilot.press("l")
     await settle(pilot)
-    assert screen.ladder and not screen.running and len(screen.results) == 4
+    assert screen.matrix.ladder and not screen.running and len(screen.matrix.results) == 4
     await pilot.press("down", "down")
     await settle(pilot)
 

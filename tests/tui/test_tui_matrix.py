@@ -57,7 +57,7 @@ async def test_matrix_fills_cells_and_all_finish(snippet: Path):
         screen = app.screen
         assert isinstance(screen, MatrixScreen)
         await settle(pilot)
-        assert len(screen.results) == 12 and not screen.running
+        assert len(screen.matrix.results) == 12 and not screen.running
         assert "done: 12/12" in state(screen)
         ran = [settings for _, settings in engine.runs[normal_runs:]]
         assert [(s.backend, s.fullgraph, s.dynamic) for s in ran[:3]] == [
@@ -88,7 +88,7 @@ async def test_escape_cancels_keeps_finished_rows_and_closing_reruns(snippet: Pa
         await settle(pilot)
         await pilot.press("x")
         screen = app.screen
-        await wait_for(pilot, lambda: len(screen.results) == 3 and "running 4/12" in state(screen))
+        await wait_for(pilot, lambda: len(screen.matrix.results) == 3 and "running 4/12" in state(screen))
         assert state(screen) == "running 4/12: eager fullgraph=on dynamic=auto"
         assert row(screen, 3)[-1] == "running…" and row(screen, 4)[-1] == "waiting"
         assert row(screen, 2)[3:6] == ["2", "1", "0"]
@@ -97,7 +97,7 @@ async def test_escape_cancels_keeps_finished_rows_and_closing_reruns(snippet: Pa
         await settle(pilot)
         assert engine.cancels >= 1
         assert "cancelled after 3/12: finished rows kept" in state(screen)
-        assert sorted(screen.results) == [0, 1, 2]
+        assert sorted(screen.matrix.results) == [0, 1, 2]
         assert row(screen, 3)[-1] == "cancelled" and row(screen, 11)[-1] == "not run"
         assert row(screen, 0)[3:6] == ["2", "1", "0"]
         assert engine.matrix_runs == 4  # nothing ran after the cancel
@@ -117,7 +117,7 @@ async def test_the_palette_opens_the_matrix(snippet: Path):
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot)
-        assert isinstance(app.screen, MatrixScreen) and len(app.screen.results) == 12
+        assert isinstance(app.screen, MatrixScreen) and len(app.screen.matrix.results) == 12
 
 
 async def test_quit_while_the_matrix_runs_closes_the_engine(snippet: Path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Group, RenderableType
-from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
@@ -16,30 +15,41 @@ from tui.panes.reasons import parse_reasons, split_comment
 
 
 def limit_banner(report: Report) -> RenderableType | None:
-    """'fell back to eager after N recompiles', when recompile_limit was hit."""
+    """'fell back to eager after N recompiles', when recompile_limit was hit: a row for the
+    headline and one per function at 80 columns, so the table below stays in view; torch's hints
+    follow the table (`limit_hints`)."""
     if not report.recompile_limit_hit:
         return None
     per_function = Counter(r.function for r in report.recompiles)
     functions = report.recompile_limit_functions or tuple(per_function) or ("the target",)
     limits = {limit.function: limit for limit in report.explanation.limits}
-    lines = []
+    body = Text(" RECOMPILE LIMIT HIT ", style=f"{BAD} reverse")
+    body.append(" new values run uncompiled: slow, silent", style="bold")
+    if any(limit.hints or limit.doc for limit in report.explanation.limits):
+        body.append("; hints below", style=WARN)
     for name in functions:
-        count = per_function.get(name) or report.recompile_count
-        line = f"{name}: fell back to eager after {plural(count, 'recompile')}"
-        # recompile_limit_functions may carry "fn (file:line) hit ...": match on the bare name.
-        limit = limits.get(name) or limits.get(name.split(" ", 1)[0])
+        # recompile_limit_functions may carry "fn (file:line) hit ...": the bare name says it.
+        bare = name.split(" ", 1)[0]
+        count = per_function.get(name) or per_function.get(bare) or report.recompile_count
+        line = f"{bare}: fell back to eager after {plural(count, 'recompile')}"
+        limit = limits.get(name) or limits.get(bare)
         if limit is not None and limit.arg:
             line += f", used up by changes of {limit.arg}"
-        lines.append(line)
-    body = Text("\n".join(lines), style=BAD)
-    for limit in report.explanation.limits:
-        for hint in limit.hints:
-            body.append(f"\nhint: {hint}", style=WARN)
-    body.append(
-        "\nrecompile_limit was hit: new values now run uncompiled (slow, and silent without this pane).",
-        style="bold",
-    )
-    return Panel(body, title="RECOMPILE LIMIT HIT", border_style=BAD, title_align="left")
+        body.append(f"\n{line}", style=BAD)
+    return body
+
+
+def limit_hints(report: Report) -> list[RenderableType]:
+    """torch's hints for the recompile_limit banner, under their own heading."""
+    limits = [limit for limit in report.explanation.limits if limit.hints or limit.doc]
+    if not report.recompile_limit_hit or not limits:
+        return []
+    parts: list[RenderableType] = [Text("\nwhat to do about the recompile limit", style=HEADING)]
+    for limit in limits:
+        parts.extend(Text(f"hint: {hint}", style=WARN) for hint in limit.hints)
+        if limit.doc:
+            parts.append(Text(f"doc: {limit.doc}", style=DIM))
+    return parts
 
 
 def render_recompiles(report: Report) -> RenderableType:
@@ -75,6 +85,7 @@ def render_recompiles(report: Report) -> RenderableType:
             parts.append(line)
             for context in reason.context:
                 parts.append(Text(f"      {context}", style=DIM))
+    parts.extend(limit_hints(report))
     return Group(*parts)
 
 
@@ -95,6 +106,7 @@ def _explained(report: Report) -> list[RenderableType]:
         for row in rc.reasons:
             if row.note:
                 parts.append(Text(f"call {rc.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
+    parts.extend(limit_hints(report))
     if ex.calls:
         parts.append(Text("\nwhich entry ran each call", style=HEADING))
         calls = Table.grid(padding=(0, 1))

@@ -24,18 +24,21 @@ from playground.engine.report import Report
 from tui import panes
 from tui.compare import BeforeAfter, changes_text, render_since
 from tui.findings import refused_break
-from tui.keys import PANES
+from tui.keys import PANES, SHORT_TITLES
 from tui.panes.common import DIM, WARN
 from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
 from tui.state import View
-from tui.summary import settings_text, summary_text, title_text
+from tui.summary import FittedSettings, summary_text, title_text
 from tui.widgets import Bar, PaneView, SteadyFooter
 
 #: Columns from which the source gets its own column beside the tabs.
 WIDE = 120
 #: The panes that leave the tabs for the left column on wide screens.
 SIDE_PANES = ("source", "breaks")
+#: Seconds between two hidden panes rendered ahead of a switch: one pane per idle moment, so a
+#: key pressed meanwhile waits for one rendering at most.
+WARM_STEP_S = 0.03
 
 _ANALYSIS: dict[str, Callable[[Report], RenderableType]] = {
     "breaks": panes.render_breaks,
@@ -117,6 +120,7 @@ class MainScreen(Screen[None]):
                 tabs.show_tab(tab)
         if width >= WIDE and tabs.active in side:
             tabs.active = next(f"tab-{pane}" for pane, _ in PANES if pane not in SIDE_PANES)
+        _label_tabs(tabs, width)
 
     _anchor: tuple[int | None, str] = (None, "")
 
@@ -162,6 +166,33 @@ class MainScreen(Screen[None]):
             return
         self.query_one(TabbedContent).active = f"tab-{pane}"
         self.query_one(f"#pane-{pane}", PaneView).focus()
+        self._warm_later()
+
+    _warming = False
+
+    def _warm_later(self) -> None:
+        """Render the hidden tabs' bodies ahead of their first showing, once per report: the
+        first switch to a heavy pane (Logs, Recomp, Guards on a large report) then costs what a
+        switch back costs. Needs a focused tab pane to copy the width and style from."""
+        if not self._warming:
+            self._warming = True
+            self.set_timer(WARM_STEP_S, self._warm_next)
+
+    def _warm_next(self) -> None:
+        self._warming = False
+        focused = self.focused
+        if not isinstance(focused, PaneView) or not (focused.id or "").startswith("pane-"):
+            return
+        drawn = focused.drawn_as()
+        if drawn is None:
+            return
+        for pane, _ in PANES:
+            if pane in SIDE_PANES and self.is_wide:
+                continue  # their tabs are hidden: the left column shows them
+            view = self.query_one(f"#pane-{pane}", PaneView)
+            if view.warm(*drawn):
+                self._warm_later()  # the next one at the next idle moment
+                return
 
     def step_graph(self, step: int) -> None:
         """Show the previous or next captured graph, bringing the Graphs pane into view."""
@@ -187,7 +218,7 @@ class MainScreen(Screen[None]):
         with self.app.batch_update():
             self.query_one("#title", Bar).update(title_text(view))
             used = view.report.settings if view.report and not view.stale else None
-            self.query_one("#settings", Bar).update(settings_text(view.settings, used))
+            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used))
             summary = self.query_one("#summary", Bar)
             summary.update(summary_text(view))
             summary.set_class(view.run.kind == "error", "-error")
@@ -218,6 +249,40 @@ class MainScreen(Screen[None]):
                 self.query_one(f"#pane-{pane}", PaneView).show_for(
                     key, lambda shown=shown, render=render: _framed(view, shown, render)
                 )
+        self._warm_later()
+
+
+def tab_labels(width: int) -> dict[str, str]:
+    """pane -> its tab label at a screen `width`: the full titles where every shown tab fits
+    the tab bar, else the short ones, so that no tab scrolls out of sight (all ten fit 80)."""
+    shown = [(n, pane, title) for n, (pane, title) in enumerate(PANES, start=1)]
+    if width >= WIDE:
+        shown = [item for item in shown if item[1] not in SIDE_PANES]
+        room = width // 2 - 1  # the tabs' half, less the side column's border
+    else:
+        room = width
+    # Full titles, the short ones, then three letters (the wide layout's half at 120 columns).
+    for level in range(3):
+        labels = {pane: f"{n % 10} {_title(pane, title, level)}" for n, pane, title in shown}
+        # Each tab is its label and a one-column gap (app.tcss).
+        if sum(len(label) + 1 for label in labels.values()) <= room:
+            break
+    return labels
+
+
+def _title(pane: str, title: str, level: int) -> str:
+    """A pane's title at a shortening `level`: 0 whole, 1 short (keys.SHORT_TITLES), 2 three letters."""
+    if level == 0:
+        return title
+    short = SHORT_TITLES.get(pane, title)
+    return short if level == 1 else short[:3]
+
+
+def _label_tabs(tabs: TabbedContent, width: int) -> None:
+    for pane, label in tab_labels(width).items():
+        tab = tabs.get_tab(f"tab-{pane}")
+        if tab.label_text != label:
+            tab.label = label
 
 
 class _Once:
