@@ -20,8 +20,8 @@ about u0 that it cannot prove.
 
 Look at: the status line (graphs 1, breaks 0); the Graphs pane (`pos:
 "f32[u0]" = l_x_[gt]` and the two `_assert_scalar` checks on u0); the
-end of the settings bar (past the right edge at 80 columns; h, the
-history, names the switch on every run).
+end of the settings bar (at 80 columns the toggles shorten to make
+room for it; h, the history, names the switch on every run).
 
 Try next: change True to False in SETTINGS and save: breaks 1 at the
 mask line (GB0036, its hint names this switch), graphs 3, recompiles

@@ -19,8 +19,8 @@ holds for every later compile; the playground sets it per run only.
 
 Look at: the status line (graphs 1, breaks 0); the Graphs pane
 (`item: "Sym(zuf0)" = l_gain_.item()` between tanh and mul); the end
-of the settings bar, dynamo.capture_scalar_outputs=True (past the
-right edge at 80 columns; h, the history, names it on every run).
+of the settings bar, capture_scalar_outputs=True (at 80 columns the
+toggles shorten to make room; h, the history, names it on every run).
 
 Try next: change True to False in SETTINGS and save: breaks 1 at the
 `.item()` line (GB0124, its hint names this switch), graphs 3,

@@ -7,7 +7,7 @@ from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, pane_text, pla
 
 from playground.engine.report import Report
 from tui.factory import make_app
-from tui.panes.dynamo_code import NOT_ASKED, render_dynamo_code
+from tui.panes.dynamo_code import NOT_ASKED, PENDING, render_dynamo_code
 
 
 def app_for_code():
@@ -43,7 +43,24 @@ async def test_opening_the_pane_asks_runs_for_dynamos_code():
 def test_pane_without_the_field_says_how_to_get_it():
     raw = load_fixture("dynamo_code")
     raw.pop("dynamo_code")
+    raw.pop("dynamo_code_note")  # a run that did not ask has no note either
     assert plain(render_dynamo_code(Report.from_dict(raw))).split() == NOT_ASKED.split()
+
+
+def test_pane_while_the_run_goes_on_says_the_code_comes_last():
+    # The diagnostics stage never has the code: it comes from a second child after the run.
+    raw = load_fixture("dynamo_code")
+    raw.pop("dynamo_code")
+    raw["stage"] = "diagnostics"
+    assert plain(render_dynamo_code(Report.from_dict(raw))).split() == PENDING.split()
+
+
+def test_pane_without_code_but_with_a_note_shows_the_note():
+    raw = load_fixture("dynamo_code")
+    raw["dynamo_code"] = None
+    raw["dynamo_code_note"] = "depyf is not installed: pip install depyf"
+    text = plain(render_dynamo_code(Report.from_dict(raw)))
+    assert text.startswith("depyf is not installed") and NOT_ASKED.split()[0] in text
 
 
 def test_timing_pane_shows_phases():
