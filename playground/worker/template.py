@@ -3,19 +3,16 @@ forking a child per run (child.py), a spare one ahead of time (spare.py). Worker
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import signal
 import sys
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from playground.engine.settings import Settings
-from playground.worker import procs, warmup
+from playground.worker import procs, reexec, warmup
 from playground.worker.channel import Channel
 from playground.worker.child import code_child, rss_mb, run_child, run_here, run_timeout
 from playground.worker.code_run import CodeRun
@@ -78,8 +75,8 @@ class Template:
         if not fork_ok and warm_s:
             # Something in the warm-up started a thread pool that a forked child cannot use (an
             # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
-            self._restart_unwarmed("COMPILE_PLAYGROUND_WARMUP", [])
-        self.requests.pending.extend(_requeued())
+            reexec.restart_unwarmed(self.channel, self.spare, "COMPILE_PLAYGROUND_WARMUP", [])
+        self.requests.pending.extend(reexec.requeued())
         self.channel.send(self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok))
         self.spare.fork(self)
 
@@ -103,21 +100,6 @@ class Template:
             "threads": _thread_count(),
             "rss_mb": round(rss_mb(), 1),
         }
-
-    def _restart_unwarmed(self, switch: str, requests: list[dict[str, Any]]) -> None:
-        """Replace this process by a fresh worker with one warm-up turned off; the requests it
-        held are handed over in a file (the client ignores the second hello)."""
-        print(f"compile-playground: forked children hang after a warm-up; restarting with {switch}=0", file=sys.stderr)
-        os.environ[switch] = "0"
-        if requests:
-            fd, path = tempfile.mkstemp(prefix="compile-playground-requeue-", suffix=".json")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(requests, fh)
-            os.environ["COMPILE_PLAYGROUND_REQUEUE"] = path
-        self.spare.drop()
-        os.dup2(self.channel.in_fd, 0)  # the channel goes back where a new worker looks for it
-        os.dup2(self.channel.out_fd, 1)
-        os.execv(sys.executable, [sys.executable, "-m", "playground.worker"])
 
     def warm(self, backend: str) -> float:
         """The warm-up run (warmup.warm) here; its seconds."""
@@ -214,16 +196,7 @@ class Template:
 
     def _warm_inductor(self, request: dict[str, Any]) -> None:
         """Inductor's one-time start-up, in the template, before the first run that uses it."""
-        self.channel.send(
-            {
-                "event": "progress",
-                "id": request.get("id"),
-                "phase": "loading",
-                "call": None,
-                "calls": None,
-                "message": "starting Inductor in the worker (once per worker)",
-            }
-        )
+        self.channel.send(reexec.progress(request.get("id"), "starting Inductor in the worker (once per worker)"))
         self.spare.drop()  # it was forked before Inductor was warm
         if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
             self.warm("inductor")
@@ -231,7 +204,9 @@ class Template:
             if not warmup.fork_probe():
                 # Inductor's warm-up kernels started a pool after all: this template can no
                 # longer fork safely. Start over (this run included) without that warm-up.
-                self._restart_unwarmed("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending])
+                reexec.restart_unwarmed(
+                    self.channel, self.spare, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
+                )
         self.inductor_warm = True
 
     def _wait_child(self, pid: int, run_id: Any, timeout: float | None) -> tuple[str, dict[str, Any]]:
@@ -279,21 +254,6 @@ def _ended(pid: int, killed_for: str) -> tuple[str, dict[str, Any]]:
     if killed_for:
         return killed_for, status
     return ("ok" if status.get("returncode") == 0 else "died"), status
-
-
-def _requeued() -> list[dict[str, Any]]:
-    """The requests a restarted template was handed (see Template._restart_unwarmed)."""
-    path = os.environ.pop("COMPILE_PLAYGROUND_REQUEUE", "")
-    if not path:
-        return []
-    try:
-        with open(path) as fh:
-            return list(json.load(fh))
-    except (OSError, ValueError):
-        return []
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 def _thread_count() -> int:
