@@ -27,6 +27,7 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.snippet import literal_settings
 from playground.engine.sync import SyncWorker
+from tests.standalone import StandaloneRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = sorted(p for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
@@ -167,17 +168,19 @@ def test_check_reports_what_the_snippet_claims(
     )
 
 
+@pytest.fixture(scope="module")
+def standalone() -> Iterator[StandaloneRunner]:
+    """Each file as its own script, forked from one process that imported torch once (the
+    import is what a fresh `python` adds, and it is the same for every file)."""
+    runner = StandaloneRunner(ROOT)
+    yield runner
+    runner.close()
+
+
 @pytest.mark.parametrize("path", list(_standalone_cases()))
-def test_snippet_runs_standalone(path: Path) -> None:
+def test_snippet_runs_standalone(standalone: StandaloneRunner, path: Path) -> None:
     """`python snippets/NAME.py` exits 0; the refusing ones catch and print their error."""
-    done = subprocess.run(
-        [sys.executable, str(path)],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=STANDALONE_TIMEOUT_S,
-    )
+    done = standalone.run(path)
     assert done.returncode == 0, f"python {path.relative_to(ROOT)} exited {done.returncode}:\n{done.stderr[-3000:]}"
     assert done.stdout.strip(), f"python {path.relative_to(ROOT)} printed nothing"
 
