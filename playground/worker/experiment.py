@@ -116,6 +116,27 @@ def settings_notes(settings: Settings) -> list[str]:
     return notes
 
 
+def nothing_compiled(settings: Settings, report: Report) -> str | None:
+    """A run whose calls all ran eagerly says so and why, when we can tell: "graphs 0, equiv ok"
+    alone would read as a clean compile (a negative recompile_limit, say, makes torch skip every
+    frame without a word)."""
+    if report.graph_count or report.error is not None or not report.calls:
+        return None
+    why = []
+    for key in ("dynamo.recompile_limit", "dynamo.cache_size_limit"):
+        value = dict(settings.config).get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            why.append(f"{key}={value} lets no frame be compiled")
+    if settings.stance != "default":
+        why.append(f"the stance is {settings.stance}")
+    if report.recompile_limit_hit:
+        why.append("the recompile limit was hit")
+    reason = "; ".join(why) or "Dynamo traced no tensor operation in the target, or skipped its frame"
+    return (
+        f"torch compiled no graph: every call ran eagerly ({reason}); equivalence and timings compare eager with eager"
+    )
+
+
 def _finish(report: Report, ctx: RunContext, started: float) -> Report:
     return replace(report, notes=tuple(ctx.notes), duration_s=round(time.perf_counter() - started, 4), stage="complete")
 
@@ -155,7 +176,11 @@ class Phases:
         self.calls = len(done.records)
         self.phase_s = {"load": load_s, "calls": time.perf_counter() - t0 - load_s}
         self.diagnostics = diagnostics.read(self.capture)
-        early = replace(self.report(base), stage="diagnostics", notes=tuple(ctx.notes))
+        found = self.report(base)
+        note = nothing_compiled(ctx.settings, found)
+        if note:
+            ctx.notes.append(note)
+        early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         t1 = time.perf_counter()
         self.equivalence = checking.check(ctx, done.records, loaded)

@@ -219,3 +219,24 @@ def test_error_on_graph_break_raises_at_the_break(worker, snippet):
     report = run(worker, snippet(ITEM.format(head="")), Settings(backend="eager", error_on_graph_break=True))
     assert report["error"]["kind"] == "compile", report["error"]
     assert report["settings"]["error_on_graph_break"] is True
+
+
+@pytest.mark.parametrize(
+    ("settings", "why"),
+    [
+        # Measured on 2.13: a negative recompile_limit makes torch skip every frame, silently.
+        (Settings(backend="eager", config=(("dynamo.recompile_limit", -3),)), "dynamo.recompile_limit=-3"),
+        (Settings(backend="eager", stance="force_eager"), "the stance is force_eager"),
+    ],
+)
+def test_a_run_that_compiled_nothing_says_so_and_why(worker, snippet, settings, why):
+    report = run(worker, snippet(ITEM.format(head="")), settings)
+    assert report["error"] is None and report["graph_count"] == 0 and report["calls"] == 1
+    (note,) = [n for n in report["notes"] if n.startswith("torch compiled no graph")]
+    assert why in note, note
+
+
+def test_a_run_that_compiled_does_not_say_it_compiled_nothing(worker, snippet):
+    report = run(worker, snippet(ITEM.format(head="")), Settings(backend="eager"))
+    assert report["graph_count"] > 0
+    assert not [n for n in report["notes"] if n.startswith("torch compiled no graph")]
