@@ -160,9 +160,16 @@ def cache_counts() -> dict[str, int]:
     }
 
 
+#: Debug backends worth offering: the stages of torch's troubleshooting ladder (matrix --ladder),
+#: which list_backends() hides behind its "debug" tag.
+LADDER_DEBUG_BACKENDS = ("aot_eager_decomp_partition",)
+
+
 def list_backends() -> list[str]:
     try:
-        return sorted(torch._dynamo.list_backends())
+        names = set(torch._dynamo.list_backends())
+        names |= set(LADDER_DEBUG_BACKENDS) & set(torch._dynamo.list_backends(exclude_tags=()))
+        return sorted(names)
     except Exception:  # noqa: BLE001 - a broken third-party backend must not kill the worker
         return []
 
