@@ -18,7 +18,7 @@ from playground.engine.report import GraphBreak, Report
 
 #: torch's link to the graph-break site page names the GB id: .../gb/gb0059.html.
 _GB_LINK = re.compile(r"/gb/(gb\d+)\.html", re.IGNORECASE)
-#: The runner's prefix on an error raised by a compiled call.
+#: The worker's prefix on an error raised by a compiled call (playground/worker/calls.py).
 _CALL_PREFIX = re.compile(r"^compiled call \d+ raised:\s*")
 _EXPLANATION = re.compile(r"^\s*Explanation:\s*(.+)$")
 _HINT = re.compile(r"^\s*Hint:\s*(.+)$")
@@ -66,7 +66,7 @@ def refused_break(report: Report | None) -> GraphBreak | None:
 
 
 def refusal_reason(report: Report) -> str:
-    """The error's first line without the runner's "compiled call N raised:" prefix."""
+    """The error's first line without the worker's "compiled call N raised:" prefix."""
     error = report.error
     first = error.message.splitlines()[0] if error and error.message else ""
     reason = _CALL_PREFIX.sub("", first).strip()

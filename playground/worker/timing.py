@@ -1,6 +1,6 @@
 """Steady-state timings with torch.utils.benchmark, bounded in total time.
 
-The cold first call (compile included) is measured by the runner; this module measures the
+The cold first call (compile included) is measured in calls.py; this module measures the
 warm state side by side: eager then compiled on the same call's inputs. torch.utils.benchmark
 synchronizes CUDA itself when the inputs live there. Worker-side (imports torch).
 """
