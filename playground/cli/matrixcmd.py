@@ -50,7 +50,10 @@ def format_ladder(cells: list[Cell]) -> str:
 
 
 #: Under the text tables: what the dynamo/backend column holds.
-PHASE_NOTE = "dynamo/backend: compile seconds in Dynamo's tracing / in the backend, from torch's compile metrics"
+PHASE_NOTE = (
+    "compile: the first call's cold compile; dynamo/backend: seconds in Dynamo's tracing / in the "
+    "backend over all the run's compiles (recompiles included), from torch's compile metrics"
+)
 
 
 def format_table(cells: list[Cell]) -> str:
