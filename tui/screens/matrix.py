@@ -30,7 +30,7 @@ from playground.engine.errors import RunCancelled
 from playground.engine.matrix import Cell, run_matrix
 from playground.engine.settings import Settings
 from tui.engine import Engine
-from tui.screens.matrix_run import MatrixRun
+from tui.screens.matrix_run import RAISED_WIDTH, MatrixRun
 from tui.widgets import Bar
 
 
@@ -112,7 +112,9 @@ class MatrixScreen(Screen[None]):
     def _fill_table(self) -> None:
         table = self.query_one(DataTable)
         for key, header in self.matrix.headers():
-            table.add_column(header, key=key)
+            # The raised column's width is fixed: grown by its state words ("running…") only
+            # when a frame happened to show them, it made the table's width depend on timing.
+            table.add_column(header, key=key, width=RAISED_WIDTH + 1 if key == "raised" else None)
         for index in range(len(self.matrix.cells)):
             table.add_row(*self.matrix.row(index).values(), key=str(index))
 
@@ -136,7 +138,7 @@ class MatrixScreen(Screen[None]):
     def _refresh_row(self, index: int) -> None:
         table = self.query_one(DataTable)
         for key, value in self.matrix.row(index).items():
-            table.update_cell(str(index), key, value, update_width=key in ("raised", "max_abs"))
+            table.update_cell(str(index), key, value, update_width=key == "max_abs")
         if table.cursor_row == index:
             self._show_detail(index)
 
