@@ -129,7 +129,7 @@ class Template:
 
     def _run(self, request: dict[str, Any]) -> None:
         run_id = request.get("id")
-        if Settings.from_dict(request.get("settings")).backend == "inductor" and not self.inductor_warm:
+        if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
         code = CodeRun.asked(request)
         try:
@@ -261,3 +261,17 @@ def _thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return -1
+
+
+def _will_compile_with_inductor(request: dict[str, Any]) -> bool:
+    """Whether the run can reach Inductor: its backend is inductor and its source parses. A file
+    saved mid-edit (or a `check` of a broken one) fails at load, in a few milliseconds; warming
+    Inductor first would make it wait for the warm-up (20-30 s on a machine whose Inductor cache
+    is cold) only to report a syntax error. The next run that parses warms it."""
+    if Settings.from_dict(request.get("settings")).backend != "inductor":
+        return False
+    try:
+        compile(str(request.get("source", "")), str(request.get("path", "<snippet>")), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+        return False
+    return True

@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 
 from playground.engine.client import RunCancelled
-from playground.engine.events import RunResult
+from playground.engine.events import Progress, RunResult
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 
@@ -79,3 +79,18 @@ def test_every_run_is_a_fresh_child_of_one_template(snippet):
         assert first.worker.pid != second.worker.pid
         assert hello["pid"] not in (first.worker.pid, second.worker.pid)
         assert w.client.hello["pid"] == hello["pid"] and not second.worker_restarted
+
+
+def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet):
+    """Inductor's one-time warm-up (20-30 s with a cold cache) is for a run that can reach it: a
+    file saved mid-edit fails at load and is reported at once; the first run that parses warms."""
+    broken = snippet("import torch\ndef fn(x:\n    return x\n", "broken.py")
+    with SyncWorker(timeout_s=60) as w:
+        w.start()
+        events = []
+        report = w.run(broken, Settings(backend="inductor"), events.append, timing=False).report
+        assert report.error is not None and report.error.kind == "snippet" and report.error.line == 2
+        said = [e.message for e in events if isinstance(e, Progress)]
+        assert said and not any("Inductor" in words for words in said), said
+        good = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py")
+        assert w.run(good, Settings(backend="eager"), timing=False).report.error is None
