@@ -92,5 +92,7 @@ def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet
         assert report.error is not None and report.error.kind == "snippet" and report.error.line == 2
         said = [e.message for e in events if isinstance(e, Progress)]
         assert said and not any("Inductor" in words for words in said), said
-        good = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py")
+        good = snippet(
+            "import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"
+        )
         assert w.run(good, Settings(backend="eager"), timing=False).report.error is None
