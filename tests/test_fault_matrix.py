@@ -8,10 +8,14 @@ import hashlib
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from playground.cli.checkcmd import exit_code
+from playground.cli.main import parse
+from playground.engine.report import Report
 from tests.faults import FAULTS, GOOD, Fault, child_pid, pid_alive, save_good
 from tests.watching import WatchProcess
 
@@ -38,26 +42,59 @@ def assert_reported(fault: Fault, report: dict) -> None:
         fault.extra(report)
 
 
-@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name)
-def test_check_route(fault: Fault, tmp_path: Path):
-    path = fault.make(tmp_path)
+@dataclass(frozen=True)
+class Checked:
+    """One `check` of every fault at once: each fault's path, the report printed for it (in the
+    order given, one JSON line each), its stderr line, and the command's exit code."""
+
+    paths: dict[str, Path]
+    reports: dict[str, dict]
+    stderr: list[str]
+    returncode: int
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory) -> Checked:
+    """All the faults through one `check` process: one torch start-up instead of one per fault.
+    Each run is still a fresh child of the worker's template (what a `check` of that file alone
+    runs in), and every fault after the first also shows the worker survived the one before."""
+    root = tmp_path_factory.mktemp("faults")
+    paths = {}
+    for fault in FAULTS:
+        folder = root / fault.name
+        folder.mkdir()
+        paths[fault.name] = fault.make(folder)
     result = subprocess.run(
-        [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing", "--timeout", TIMEOUT_S]
-        + EAGER,
+        [sys.executable, "-m", "playground", "check", *map(str, paths.values()), "--json", "--no-timing"]
+        + ["--timeout", TIMEOUT_S, *EAGER],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         stdin=subprocess.DEVNULL,
     )
-    assert result.returncode == fault.exit_code, (fault.name, result.stderr[-2000:])
-    report = json.loads(result.stdout)
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(FAULTS), (result.returncode, result.stderr[-2000:])
+    reports = {fault.name: json.loads(line) for fault, line in zip(FAULTS, lines)}
+    return Checked(paths, reports, result.stderr.splitlines(), result.returncode)
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name)
+def test_check_route(fault: Fault, checked: Checked):
+    report = checked.reports[fault.name]
     assert_reported(fault, report)
-    if fault.exit_code == 2:
-        (line,) = result.stderr.strip().splitlines()
-        assert line.startswith("compile-playground: ")
+    args = parse("check", [str(checked.paths[fault.name])])
+    assert exit_code(Report.from_dict(report), args) == fault.exit_code, (fault.name, report["error"])
+    # Several snippets: each error is one stderr line that names its file.
+    said = [line for line in checked.stderr if line.startswith(f"compile-playground: {checked.paths[fault.name]}: ")]
+    assert len(said) == (1 if fault.exit_code == 2 else 0), (fault.name, checked.stderr)
     if fault.name == "spawns_child":
-        pid = child_pid(tmp_path)
+        pid = child_pid(checked.paths[fault.name].parent)
         assert pid is not None and not pid_alive(pid), "the snippet's child outlived the worker"
+
+
+def test_check_route_exits_with_the_worst_code(checked: Checked):
+    assert checked.returncode == max(fault.exit_code for fault in FAULTS) == 2
+    assert all(line.startswith("compile-playground: ") for line in checked.stderr), checked.stderr
 
 
 @pytest.fixture(scope="module")

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-from playground.engine.client import WorkerClient, WorkerUnavailable
-from playground.engine.events import RunResult, Trace
-from playground.engine.report import Report
+from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING
+from playground.engine.client import WorkerClient
 from playground.engine.settings import (
     DEVICES,
     MAX_MIN_RUN_TIME_S,
@@ -30,10 +27,8 @@ from playground.engine.settings import (
     seconds_arg,
     stance_arg,
 )
-from playground.engine.snippet import prepare_run
 
 COMMANDS = ("check", "watch", "matrix", "app")
-EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 #: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -99,7 +94,10 @@ def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None
 
 def _parser(command: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"compile-playground {command}")
-    p.add_argument("snippet", help="the snippet file")
+    if command == "check":
+        p.add_argument("snippet", nargs="+", help="the snippet file(s): several run in turn on one worker")
+    else:
+        p.add_argument("snippet", help="the snippet file")
     add_setting_flags(p)
     add_run_flags(p)
     if command == "check":
@@ -126,86 +124,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 def parse(command: str, argv: list[str]) -> argparse.Namespace:
     return _parser(command).parse_args(argv)
-
-
-def exit_code(report: Report, args: argparse.Namespace) -> int:
-    error = report.error
-    if error is not None and error.kind in ("snippet", "worker", "settings"):
-        return EXIT_ERROR
-    if getattr(args, "fail_on_break", False) and report.graph_break_count > 0:
-        return EXIT_FINDING
-    eq = report.equivalence
-    if getattr(args, "fail_on_mismatch", False) and eq is not None and not eq.ok:
-        return EXIT_FINDING
-    return EXIT_OK
-
-
-def _protected(args: argparse.Namespace, report: Report) -> list[Path]:
-    """What an export must never replace: the snippet (as given and as run) and its modules."""
-    paths = [Path(args.snippet), Path(report.snippet or args.snippet)]
-    return paths + [Path(p) for p in report.local_modules]
-
-
-def _write_exports(result: RunResult, args: argparse.Namespace) -> bool:
-    """--trace and --markdown FILE; a refusal or a failed write is one line on stderr (the
-    report still prints). False when something asked for was not written."""
-    from playground.engine.exports import ExportError, markdown_report, marked, trace_error, write_export, write_trace
-
-    ok = True
-    report = result.report
-    if args.trace:
-        try:
-            log_path = write_trace(result.trace or Trace(), args.trace)
-            print(f"structured trace written: {log_path} (run: tlparse {log_path})", file=sys.stderr)
-        except OSError as exc:
-            print(f"compile-playground: {trace_error(args.trace, exc)}", file=sys.stderr)
-            ok = False
-    if args.markdown and args.markdown != "-":
-        try:
-            write_export(
-                args.markdown, marked(markdown_report(report)), protected=_protected(args, report), force=args.force
-            )
-            print(f"markdown report written: {args.markdown}", file=sys.stderr)
-        except ExportError as exc:
-            print(f"compile-playground: markdown report not written: {exc}", file=sys.stderr)
-            ok = False
-    return ok
-
-
-async def _check(args: argparse.Namespace, client: WorkerClient) -> int:
-    prepared = prepare_run(args.snippet, overrides_of(args))
-    if prepared.error is not None:
-        result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
-    else:
-        try:
-            result = await client.run(
-                args.snippet,
-                prepared.settings,
-                timing=args.timing,
-                min_run_time=args.min_run_time,
-                trace=bool(args.trace),
-            )
-        except WorkerUnavailable as exc:
-            print(f"compile-playground: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-    await client.close()
-    report = result.report
-    written = _write_exports(result, args)
-    if args.markdown == "-":
-        from playground.engine.exports import markdown_report
-
-        sys.stdout.write(markdown_report(report))
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
-    elif args.markdown != "-":
-        from playground.cli.textreport import render
-
-        print(render(report))
-    code = exit_code(report, args)
-    if code == EXIT_ERROR and report.error is not None:
-        print(f"compile-playground: {report.error.one_line()}", file=sys.stderr)
-    # A requested export that was not written is an error (2), never a finding (1).
-    return code if written else EXIT_ERROR
 
 
 async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:
@@ -272,7 +190,7 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(
             "usage: compile-playground [SNIPPET] [settings]        open the app (default: a copy of the bundled snippet)\n"
-            "       compile-playground check SNIPPET [--json] …     run once, print a report\n"
+            "       compile-playground check SNIPPET… [--json] …    run each once, print its report\n"
             "       compile-playground watch SNIPPET --json-lines … rerun on every save\n"
             "       compile-playground matrix SNIPPET [--json]      every fullgraph x dynamic x backend\n"
             "Run `compile-playground COMMAND --help` for the flags."
@@ -281,8 +199,10 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if argv and argv[0] in COMMANDS else argv
     if command == "check":
+        from playground.cli.checkcmd import check
+
         args = parse("check", rest)
-        return _run_guarded(lambda client: _check(args, client), args.timeout)
+        return _run_guarded(lambda client: check(args, client), args.timeout)
     if command == "watch":
         from playground.cli.watchcmd import watch
 

@@ -105,6 +105,21 @@ def test_check_text_report_and_snippet_error_exit_2(snippet):
     assert bad.stderr.strip().count("\n") == 0 and "line 1" in bad.stderr
 
 
+def test_check_runs_several_snippets_in_turn_and_exits_with_the_worst_code(snippet):
+    fine = snippet(BREAK.replace("if y.sum() > 0:\n        return y\n    return -y", "return y"), "fine.py")
+    broke = snippet(BREAK, "broke.py")
+    result = cli("check", fine, broke, "--no-timing", "--fail-on-break")
+    assert result.returncode == 1, result.stderr
+    first, second = result.stdout.split("\n\nbroke.py  ")  # each report in turn, a blank line apart
+    assert first.startswith("fine.py  ") and "graphs 1  breaks 0" in first
+    assert "graphs 1  breaks 1" in second and result.stderr == ""
+    # An export names one file for one report: refused before any worker starts.
+    refused = cli("check", fine, broke, "--markdown", str(Path(fine).with_suffix(".md")), "--trace", "t")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == "compile-playground check: --trace and --markdown FILE take one snippet (2 given)"
+    assert not Path(fine).with_suffix(".md").exists()
+
+
 def test_check_cuda_without_cuda_is_clear(snippet):
     result = cli("check", snippet(BREAK), "--json", "--device", "cuda")
     report = json.loads(result.stdout)
