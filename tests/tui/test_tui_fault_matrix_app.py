@@ -1,11 +1,12 @@
 """The fault matrix through the app (the third route; `check` and `watch` are in
 tests/test_fault_matrix.py): every bad snippet saved into a watched file, on one app session
-with the real torch worker and the real file watcher.
+with the real torch worker and the real file watcher (in three parts, so that pytest-xdist
+can spread them).
 
 For each fault the app must show the one-line cause (and the line) in the summary bar and
 the Source pane, answer keys while showing it, and the next good save must bring back a
-correct, current result. One app and one worker serve all faults: a fresh worker per fault
-would cost seconds each.
+correct, current result. One app and one worker serve each part's faults: a fresh worker per
+fault would cost seconds each.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static, TabbedContent
 from tui_fakes import bar_text, plain
 
@@ -208,6 +210,18 @@ async def session(folder: Path, faults: list[Fault]) -> None:
         assert not pid_alive(pid), f"the snippet's child process {pid} outlived the app and its worker"
 
 
-async def test_every_fault_through_the_app(tmp_path: Path):
-    await session(tmp_path, list(FAULTS))
-    assert child_pid(tmp_path) is not None, "spawns_child never ran"
+#: The faults in this many app sessions, each with its own worker: one session of all of them
+#: is a minute-long test that pytest-xdist cannot share between its workers.
+PARTS = 3
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+async def test_every_fault_through_the_app(tmp_path: Path, part: int):
+    faults = list(FAULTS[part::PARTS])
+    await session(tmp_path, faults)
+    if any(fault.name == "spawns_child" for fault in faults):
+        assert child_pid(tmp_path) is not None, "spawns_child never ran"
+
+
+def test_the_parts_hold_every_fault():
+    assert sorted(f.name for part in range(PARTS) for f in FAULTS[part::PARTS]) == sorted(f.name for f in FAULTS)
