@@ -78,6 +78,7 @@ FAST_MODULES = frozenset(
         "test_tui_render",
         "test_tui_snapshots",
         "test_tui_state",
+        "test_worker_memory",
     }
 )
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
-from playground.worker import procs, warmup
+from playground.worker import memory, procs, warmup
 from playground.worker.channel import sanitize
 from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
 from playground.worker.output import OutputCapture
@@ -72,6 +72,7 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
             with OutputCapture():
                 warmup.start_thread_pools()
             compat.clear_run_state()
+        memory.prefault_heap()  # the run's first allocations then find their pages in place
         os.write(ready_fd, b"r")
         os.close(ready_fd)
         data = bytearray()
@@ -122,6 +123,7 @@ def _become_child(template: Template, parent: int) -> None:
     os.close(template.channel.in_fd)  # only the template reads requests
     for fd in template.spare.fds():
         os.close(fd)  # a run child must not hold the spare's pipes open
+    memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
 
 
 def run_here(template: Template, request: dict[str, Any]) -> None:

@@ -1,0 +1,63 @@
+"""A run child's memory: glibc's malloc set up for a process that lives for one run, and the
+spare child's heap faulted in ahead of its run. Worker-side; a no-op where malloc is not glibc's.
+
+Measured (/proc's minor faults, a small eager snippet, children of a warm template): a run
+took ~42,000 page faults. glibc hands freed memory back to the kernel (allocations over 128 KiB
+are their own mmap, unmapped on free; the heap's top is trimmed), and a run allocates and frees
+the same hundred megabytes over and over, so every reuse faulted in fresh zeroed pages again:
+~25,000 of the faults. Keeping freed memory removes those; faulting 128 MiB of heap in while the
+spare child waits removes another ~8,000. What is left is copy-on-write of the template's pages.
+Together: a run's load and calls 15-30 % faster. A child ends with its run, so memory it keeps
+is returned at exit; the price is the spare's 128 MiB, held while it waits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+#: mallopt's parameters (malloc.h).
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+#: How much heap the spare child faults in ahead of its run (a small run's churn, measured).
+PREFAULT_MIB = 128
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt  # noqa: B018 - glibc only (musl and macOS have none): the attribute is the test
+        libc.gnu_get_libc_version  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return libc
+
+
+def keep_freed_memory() -> bool:
+    """Freed memory stays in this process's heap for reuse (no trimming, no per-allocation
+    mmap below 1 GiB). For children only: the template lives for hours and must give back."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    ok = libc.mallopt(_M_MMAP_THRESHOLD, 1 << 30) == 1
+    ok &= libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    ok &= libc.mallopt(_M_TOP_PAD, 64 << 20) == 1
+    return bool(ok)
+
+
+def prefault_heap(mib: int = PREFAULT_MIB) -> bool:
+    """Grow the heap by `mib` and touch every page, then free it: with keep_freed_memory() it
+    stays, and the run's first allocations land on pages already faulted in."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    size = mib << 20
+    block = libc.malloc(size)
+    if not block:
+        return False
+    ctypes.memset(block, 0, size)
+    libc.free(block)
+    return True
