@@ -56,8 +56,8 @@ def test_eager_phases_cover_the_cold_compile(worker, snippet):
     cold = report["timings"]["compile_s"]
     first = report["compile_phase_totals"]["first_call_s"]
     # Measured 2.13: 97-98% (77-95% on a three-op graph). What torch's metrics leave out of an
-    # eager compile is mostly the
-    # graph's first run, which the worker times around the backend's callable (first_run_s).
+    # eager compile is mostly the graph's first run, which the worker times around the backend's
+    # callable (first_run_s).
     assert 0.75 * cold <= first <= cold
     first_run = report["compile_phase_totals"]["first_call_run_s"]
     assert row["first_run_s"] == first_run > 0
