@@ -55,15 +55,15 @@ def test_eager_phases_cover_the_cold_compile(worker, snippet):
     assert row["inductor_s"] == row["codegen_s"] == row["compile_s"] == 0
     cold = report["timings"]["compile_s"]
     first = report["compile_phase_totals"]["first_call_s"]
-    # Measured 2.13: 97-98% (77-95% on a three-op graph). What torch's metrics leave out of an
-    # eager compile is mostly the graph's first run, which the worker times around the backend's
-    # callable (first_run_s).
-    assert 0.75 * cold <= first <= cold
     first_run = report["compile_phase_totals"]["first_call_run_s"]
     assert row["first_run_s"] == first_run > 0
-    # With it, measured 91-99% (11 runs, busy 2-core machine); the rest is Dynamo entering the
-    # frame and the guards' first check.
-    assert 0.9 * cold <= first + first_run <= 1.02 * cold
+    # What torch's metrics leave out of an eager compile is mostly the graph's first run, which
+    # the worker times around the backend's callable (first_run_s). Together, measured 95-99%
+    # (2.13, 11 runs, busy 2-core machine); the rest is Dynamo entering the frame and the guards'
+    # first check. The metrics alone were 77-98%, but on a loaded machine the first run (the
+    # child's first parallel op) took 0.26 s of a 0.45 s call: their share alone is not the claim.
+    assert first <= cold
+    assert 0.9 * cold <= first + first_run <= 1.02 * cold, (first, first_run, cold)
     assert "compile time by phase (s):" in render(Report.from_dict(report))
 
 
