@@ -15,11 +15,24 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 
 #: mallopt's parameters (malloc.h).
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
-#: How much heap the spare child faults in ahead of its run (a small run's churn, measured).
+#: How much heap the spare child faults in ahead of its run (a small run's churn, measured);
+#: COMPILE_PLAYGROUND_PREFAULT_MIB sets it (0: none, for a server short of memory).
 PREFAULT_MIB = 128
+MAX_PREFAULT_MIB = 4096
+
+
+def prefault_mib() -> int:
+    """COMPILE_PLAYGROUND_PREFAULT_MIB as a whole number of MiB within 0..4096; anything else
+    (empty, not a number, negative) is the default."""
+    try:
+        value = int(os.environ.get("COMPILE_PLAYGROUND_PREFAULT_MIB", PREFAULT_MIB))
+    except ValueError:
+        return PREFAULT_MIB
+    return min(value, MAX_PREFAULT_MIB) if value >= 0 else PREFAULT_MIB
 
 
 def _glibc() -> ctypes.CDLL | None:
@@ -48,11 +61,12 @@ def keep_freed_memory() -> bool:
     return bool(ok)
 
 
-def prefault_heap(mib: int = PREFAULT_MIB) -> bool:
+def prefault_heap(mib: int | None = None) -> bool:
     """Grow the heap by `mib` and touch every page, then free it: with keep_freed_memory() it
     stays, and the run's first allocations land on pages already faulted in."""
+    mib = prefault_mib() if mib is None else mib
     libc = _glibc()
-    if libc is None:
+    if libc is None or mib <= 0:
         return False
     size = mib << 20
     block = libc.malloc(size)

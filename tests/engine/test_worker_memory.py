@@ -45,3 +45,17 @@ def test_freed_memory_is_reused_without_faulting_it_in_again():
     assert tuned["tuned"] is True and tuned["prefaulted"] is True, tuned
     # The heap was faulted in ahead (prefault_heap) and is kept: no round pays for its pages.
     assert all(f < pages // 20 for f in tuned["faults"]), tuned
+
+
+@pytest.mark.parametrize(
+    ("value", "mib"),
+    [(None, 128), ("0", 0), ("64", 64), ("99999", 4096), ("-3", 128), ("lots", 128), ("", 128), ("1e3", 128)],
+)
+def test_the_prefault_size_from_the_environment(value, mib, monkeypatch):
+    if value is None:
+        monkeypatch.delenv("COMPILE_PLAYGROUND_PREFAULT_MIB", raising=False)
+    else:
+        monkeypatch.setenv("COMPILE_PLAYGROUND_PREFAULT_MIB", value)
+    assert memory.prefault_mib() == mib
+    if mib == 0:
+        assert memory.prefault_heap() is False  # nothing faulted in, nothing held
