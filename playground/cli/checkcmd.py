@@ -86,7 +86,8 @@ async def check(args: argparse.Namespace, client: WorkerClient) -> int:
         return EXIT_ERROR
     worst = EXIT_OK
     for index, snippet in enumerate(args.snippet):
-        code = await _check_one(snippet, args, client, several=len(args.snippet) > 1, first=index == 0)
+        place = {"several": len(args.snippet) > 1, "first": index == 0, "last": index == len(args.snippet) - 1}
+        code = await _check_one(snippet, args, client, **place)
         if code is None:
             return EXIT_ERROR  # the worker could not be started: said on stderr, nothing to run on
         worst = max(worst, code)
@@ -95,7 +96,7 @@ async def check(args: argparse.Namespace, client: WorkerClient) -> int:
 
 
 async def _check_one(
-    snippet: str, args: argparse.Namespace, client: WorkerClient, *, several: bool, first: bool
+    snippet: str, args: argparse.Namespace, client: WorkerClient, *, several: bool, first: bool, last: bool
 ) -> int | None:
     """One snippet's run, report and exports; its exit code (None: no worker)."""
     prepared = prepare_run(snippet, overrides_of(args))
@@ -109,6 +110,7 @@ async def _check_one(
                 timing=args.timing,
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
+                last=last,
             )
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)

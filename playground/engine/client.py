@@ -66,6 +66,9 @@ class _Options:
     trace: bool
     timeout: float
     dynamo_code: bool
+    #: No run follows this one (a one-shot `check`): the worker need not fork a spare child
+    #: for the next run, which would only warm itself for a second of CPU and be killed.
+    last: bool = False
 
 
 class WorkerClient:
@@ -143,12 +146,13 @@ class WorkerClient:
         trace: bool = False,
         timeout_s: float | None = None,
         dynamo_code: bool = False,
+        last: bool = False,
     ) -> RunResult:
         """Run the snippet at `path` once; always returns a result (errors are data in
         `result.report.error`), or raises RunCancelled."""
         emit = on_event or (lambda event: None)
         timeout = _valid_timeout(timeout_s) if timeout_s is not None else self.timeout_s
-        options = _Options(timing, min_run_time, trace, timeout, dynamo_code)
+        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last)
         self._submitted += 1
         number = self._submitted
         async with self._run_lock:
@@ -271,4 +275,5 @@ def _request(run_id: int, source: SnippetSource, settings: Settings, options: _O
         "min_run_time": options.min_run_time,
         "trace": options.trace,
         "dynamo_code": options.dynamo_code,  # issue 12: depyf in a second child after the run, only when asked
+        "last": options.last,
     }

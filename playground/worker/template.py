@@ -145,7 +145,8 @@ class Template:
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
         # is given its grace.
         self.stragglers.sweep(grace=outcome != "ok")
-        self.spare.fork(self)
+        if not request.get("last"):  # a one-shot check has no next run to warm a child for
+            self.spare.fork(self)
 
     def _first(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """The run itself, in the spare child or a fresh one: its outcome and exit status."""

@@ -96,3 +96,28 @@ def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet
             "import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"
         )
         assert w.run(good, Settings(backend="eager"), timing=False).report.error is None
+
+
+def _children(pid: int) -> set[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return {int(p) for p in fh.read().split()}
+
+
+def _settle(pid: int, want_spare: bool, timeout: float = 10) -> set[int]:
+    """The template's children once they match (a spare or none), or as they are at the end."""
+    end = time.monotonic() + timeout
+    while (bool(_children(pid)) != want_spare) and time.monotonic() < end:
+        time.sleep(0.05)
+    return _children(pid)
+
+
+def test_the_last_run_leaves_no_spare_child_warming(worker, snippet):
+    """A one-shot `check` says its run is the last: the template then forks no spare for a next
+    run (which would warm itself for a second of CPU only to be killed at close)."""
+    path = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n")
+    template = worker.client.hello["pid"]
+    assert worker.run(path, Settings(backend="eager"), timing=False, last=False).report.error is None
+    assert len(_settle(template, want_spare=True)) == 1  # the next run's child, warming ahead
+    assert worker.run(path, Settings(backend="eager"), timing=False, last=True).report.error is None
+    assert _settle(template, want_spare=False) == set()
+    assert worker.run(path, Settings(backend="eager"), timing=False).report.error is None  # still serves
