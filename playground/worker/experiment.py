@@ -23,7 +23,7 @@ import torch
 
 from playground.engine.report import Equivalence, Report, RunError, Timings
 from playground.engine.settings import Settings
-from playground.worker import checking, compat, diagnostics, loading, switches, timed
+from playground.worker import checking, compat, diagnostics, loading, memory, switches, timed
 from playground.worker.calls import run_calls
 from playground.worker.capture import Capturer, RunCapture
 from playground.worker.context import Emit, RunContext, RunRequest
@@ -189,6 +189,7 @@ class Phases:
             # Diagnostics and output describe the calls of inputs(); the thousands of timed
             # repetitions would only drown them.
             self.capturer.pause()
+            memory.as_a_plain_process()  # timed as in the user's own process (memory.py)
             if self.on_timing_start is not None:
                 self.on_timing_start()
             t2 = time.perf_counter()

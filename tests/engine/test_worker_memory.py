@@ -16,17 +16,27 @@ PROBE = """
 import ctypes, json, resource, sys
 from playground.worker import memory
 
-tuned = memory.keep_freed_memory() if sys.argv[1] == "tuned" else None
-prefaulted = memory.prefault_heap(64) if sys.argv[1] == "tuned" else None
+mode = sys.argv[1]
+tuned = memory.keep_freed_memory() if mode != "plain" else None
+prefaulted = memory.prefault_heap(64) if mode != "plain" else None
+plain_again = memory.as_a_plain_process() if mode == "timed" else None
 libc = memory._glibc()
-faults = []
-for _ in range(3):  # a run's churn: 64 MiB allocated, written, freed, three times
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    block = libc.malloc(64 << 20)
-    ctypes.memset(block, 1, 64 << 20)
-    libc.free(block)
-    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(json.dumps({"tuned": tuned, "prefaulted": prefaulted, "faults": faults}))
+
+
+def churn(mib):
+    faults = []
+    for _ in range(3):  # a run's churn: a block allocated, written, freed, three times
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        block = libc.malloc(mib << 20)
+        ctypes.memset(block, 1, mib << 20)
+        libc.free(block)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    return faults
+
+
+big = churn(64)
+small = churn(4)
+print(json.dumps({"tuned": tuned, "prefaulted": prefaulted, "plain_again": plain_again, "faults": big, "small": small}))
 """
 
 
@@ -45,6 +55,19 @@ def test_freed_memory_is_reused_without_faulting_it_in_again():
     assert tuned["tuned"] is True and tuned["prefaulted"] is True, tuned
     # The heap was faulted in ahead (prefault_heap) and is kept: no round pays for its pages.
     assert all(f < pages // 20 for f in tuned["faults"]), tuned
+
+
+@pytest.mark.skipif(memory._glibc() is None, reason="malloc here is not glibc's")
+def test_the_timed_phase_allocates_as_a_plain_process_does():
+    """Steady-state timings must cost what they cost in the user's own process: a block over
+    glibc's 32 MiB ceiling is mapped and faulted in on every call there, and again after
+    as_a_plain_process(); a 4 MiB one is reused in the steady state (the last round) in both
+    (glibc's defaults take two rounds to get there: [1025, 1011, 0] faults measured)."""
+    pages = (64 << 20) // 4096
+    plain, timed = probe("plain"), probe("timed")
+    assert timed["plain_again"] is True, timed
+    assert all(f > pages // 2 for f in timed["faults"]), timed
+    assert timed["small"][-1] < 64 and plain["small"][-1] < 64, (plain, timed)
 
 
 @pytest.mark.parametrize(
