@@ -38,9 +38,9 @@ test-fast: venv
 
 # The engine and the gallery against torch 2.14.1 too (a separate venv: a 5 GB CUDA build that
 # runs on the CPU here). compat.py's private hooks are checked on both versions. Not with pip's
-# --no-compile (21 s less CPU to install): the worker never writes bytecode (it must not leave
-# __pycache__ beside a snippet's modules), so every worker then compiled torch from source, and
-# this stage took 10 min 31 s instead of 4 min 22 s.
+# --no-compile (21 s less CPU to install): this machine sets PYTHONDONTWRITEBYTECODE=1, as CI
+# images often do, so no import writes the .pyc files pip did not, every worker compiled torch
+# from source, and this stage took 10 min 31 s instead of 4 min 22 s.
 VENV214 ?= .venv-214
 STAMP214 := $(VENV214)/.installed
 venv-214: $(STAMP214)
