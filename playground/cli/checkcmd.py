@@ -15,7 +15,7 @@ from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
 from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run
-from playground.engine.textsafe import visible
+from playground.engine.textsafe import one_line
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
@@ -132,7 +132,7 @@ async def _check_one(
     sys.stdout.flush()  # each report as its run ends, not all at the last one
     code = exit_code(report, args)
     if code == EXIT_ERROR and report.error is not None:
-        whose = f"{visible(snippet)}: " if several else ""
-        print(f"compile-playground: {whose}{report.error.one_line()}", file=sys.stderr)
+        whose = f"{snippet}: " if several else ""
+        print(f"compile-playground: {one_line(whose + report.error.one_line())}", file=sys.stderr)
     # A requested export that was not written is an error (2), never a finding (1).
     return code if written else EXIT_ERROR

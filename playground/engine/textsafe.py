@@ -55,3 +55,9 @@ def visible_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(visible_data(item) for item in value)
     return value
+
+
+def one_line(text: str) -> str:
+    """`visible(text)` for a place that must stay one line (a stderr message that names a file):
+    a newline shows as ␤ and a tab as ␉, so a file named `a\\nb.py` cannot split it."""
+    return visible(text).replace("\n", "\u2424").replace("\t", "\u2409")

@@ -412,3 +412,18 @@ def test_watch_follows_a_symlinked_snippet_and_its_modules(tmp_path: Path, layou
         )
     finally:
         watch.close()
+
+
+def test_a_file_name_with_a_newline_cannot_split_checks_stderr_line(tmp_path: Path):
+    """check's error line names the file (the cause, and with several snippets the file first):
+    a name holding a newline, a tab or an ESC shows as one line of visible stand-ins."""
+    broken = tmp_path / "bad\nname\t\x1b[2J.py"
+    broken.write_text("def fn(:\n")
+    missing = tmp_path / "gone\nx.py"
+    result = cli("check", str(broken), str(missing), "--backend", "eager", "--no-timing", "--json")
+    assert result.returncode == 2
+    assert len(result.stdout.splitlines()) == 2  # a report for each
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"compile-playground: {tmp_path}/bad␤name␉␛[2J.py: snippet error (line 1)"), lines
+    assert lines[1].endswith("no such file: " + str(tmp_path) + "/gone␤x.py"), lines
