@@ -64,6 +64,7 @@ def run_experiment(
         return Outcome(_finish(replace(base, error=problem), ctx, started))
     ctx.notes += settings_notes(request.settings)
     compat.clear_run_state()
+    memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
     capture = capturer.begin(request.path, keep_trace_lines=request.trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
     scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)

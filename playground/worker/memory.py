@@ -53,21 +53,37 @@ def _glibc() -> ctypes.CDLL | None:
     return libc
 
 
-_tuned = False
+#: This process is a run's child (keep_freed_memory() ran here): only children are tuned.
+_child = False
+#: (mmap threshold, trim threshold, top pad): freed memory kept, and as a plain process keeps it.
+_KEEP = (1 << 30, 2**31 - 1, 64 << 20)
+_PLAIN = (32 << 20, 64 << 20, 128 << 10)
+
+
+def _apply(settings: tuple[int, int, int]) -> bool:
+    libc = _glibc()
+    if libc is None:
+        return False
+    mmap_threshold, trim_threshold, top_pad = settings
+    ok = libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold) == 1
+    ok &= libc.mallopt(_M_TRIM_THRESHOLD, trim_threshold) == 1
+    ok &= libc.mallopt(_M_TOP_PAD, top_pad) == 1
+    return bool(ok)
 
 
 def keep_freed_memory() -> bool:
     """Freed memory stays in this process's heap for reuse (no trimming, no per-allocation
     mmap below 1 GiB). For children only: the template lives for hours and must give back."""
-    global _tuned
-    libc = _glibc()
-    if libc is None:
-        return False
-    ok = libc.mallopt(_M_MMAP_THRESHOLD, 1 << 30) == 1
-    ok &= libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
-    ok &= libc.mallopt(_M_TOP_PAD, 64 << 20) == 1
-    _tuned = True
-    return bool(ok)
+    global _child
+    _child = True
+    return _apply(_KEEP)
+
+
+def before_run() -> None:
+    """At the start of every run in a child: freed memory kept again. A spare child's warm-up
+    is a whole run, whose timing phase put the plain settings back (as_a_plain_process)."""
+    if _child:
+        _apply(_KEEP)
 
 
 def as_a_plain_process() -> bool:
@@ -77,19 +93,14 @@ def as_a_plain_process() -> bool:
     allocations above it are mapped and unmapped on every call, which is part of what a large
     tensor costs there (measured: x * 2 + 1 on a 64 MiB tensor, 88 ms a call with glibc's
     defaults, 27 ms with freed memory kept). A no-op unless keep_freed_memory() ran here."""
-    libc = _glibc() if _tuned else None
-    if libc is None:
-        return False
-    ok = libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20) == 1
-    ok &= libc.mallopt(_M_TRIM_THRESHOLD, 64 << 20) == 1
-    ok &= libc.mallopt(_M_TOP_PAD, 128 << 10) == 1
-    return bool(ok)
+    return _apply(_PLAIN) if _child else False
 
 
 def prefault_heap(mib: int | None = None) -> bool:
     """Grow the heap by `mib` and touch every page, then free it: with keep_freed_memory() it
     stays, and the run's first allocations land on pages already faulted in."""
     mib = prefault_mib() if mib is None else mib
+    before_run()  # the spare's warm-up ended in its timing phase, with the plain settings
     libc = _glibc()
     if libc is None or mib <= 0:
         return False
