@@ -115,8 +115,6 @@ async def _check_one(
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return None
-    if not several:
-        await client.close()  # the one run is over: the worker goes before the printing
     report = result.report
     written = _write_exports(snippet, result, args)
     if args.markdown == "-":

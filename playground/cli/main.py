@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING
+from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
 from playground.engine.client import WorkerClient
 from playground.engine.settings import (
     DEVICES,
@@ -199,8 +199,6 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if argv and argv[0] in COMMANDS else argv
     if command == "check":
-        from playground.cli.checkcmd import check
-
         args = parse("check", rest)
         return _run_guarded(lambda client: check(args, client), args.timeout)
     if command == "watch":

@@ -18,7 +18,7 @@ about half). The steady-state timings are not changed: they run after as_a_plain
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
 
 #: mallopt's parameters (malloc.h).
@@ -39,10 +39,14 @@ def prefault_mib() -> int:
     return min(value, MAX_PREFAULT_MIB) if value >= 0 else PREFAULT_MIB
 
 
+@functools.cache
 def _glibc() -> ctypes.CDLL | None:
+    """This process's C library when it is glibc, looked up once (the template imports this
+    module, so its children inherit the lookup; ctypes.util.find_library would start ldconfig,
+    a subprocess, on every call on the run's path). None elsewhere (musl, macOS: no mallopt)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt  # noqa: B018 - glibc only (musl and macOS have none): the attribute is the test
+        libc = ctypes.CDLL(None)  # the symbols already loaded: malloc is the process's own
+        libc.mallopt  # noqa: B018 - the attribute lookups are the test
         libc.gnu_get_libc_version  # noqa: B018
     except (OSError, AttributeError):
         return None
@@ -50,7 +54,11 @@ def _glibc() -> ctypes.CDLL | None:
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    libc.malloc_trim.argtypes = [ctypes.c_size_t]
     return libc
+
+
+_glibc()  # here, in the template, before any fork
 
 
 #: This process is a run's child (keep_freed_memory() ran here): only children are tuned.
@@ -92,8 +100,15 @@ def as_a_plain_process() -> bool:
     program. glibc's mmap threshold rises with use to at most 32 MiB and trims at twice that;
     allocations above it are mapped and unmapped on every call, which is part of what a large
     tensor costs there (measured: x * 2 + 1 on a 64 MiB tensor, 88 ms a call with glibc's
-    defaults, 27 ms with freed memory kept). A no-op unless keep_freed_memory() ran here."""
-    return _apply(_PLAIN) if _child else False
+    defaults, 27 ms with freed memory kept). The memory kept so far is given back too, as a
+    plain process would have: a free block left at the heap's top would otherwise serve the
+    first large allocations without a fault. A no-op unless keep_freed_memory() ran here."""
+    libc = _glibc() if _child else None
+    if libc is None:
+        return False
+    ok = _apply(_PLAIN)
+    libc.malloc_trim(0)
+    return ok
 
 
 def prefault_heap(mib: int | None = None) -> bool:
