@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 # Inductor's on-disk cache outlives processes and sessions: a file left truncated by an earlier
@@ -33,8 +34,21 @@ def _marked_processes() -> list[str]:
     return found
 
 
+#: What of ours was in the temporary folder when the session started: at the end, nothing may
+#: have been added (a CI run once failed on a full disk, among 2,169 entries that killed
+#: workers had left in /tmp over a day of tests).
+_TEMP = Path(tempfile.gettempdir())
+_TEMP_BEFORE = frozenset(p.name for p in _TEMP.glob("compile-playground-*"))
+
+
+def _temp_left() -> list[str]:
+    return sorted(p.name for p in _TEMP.glob("compile-playground-*") if p.name not in _TEMP_BEFORE)
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest's hook signature
-    """Fail the session if anything the tests started is still running a few seconds after."""
+    """Fail the session if anything the tests started is still running a few seconds after,
+    or left a file of ours in the temporary folder."""
+    import shutil
     import time
 
     if not Path("/proc").is_dir() or os.environ.get("PYTEST_XDIST_WORKER"):
@@ -46,6 +60,13 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest'
         left = _marked_processes()
     if left:
         print("\nprocesses left behind by the test session:\n  " + "\n  ".join(left))
+        session.exitstatus = 1
+    litter = _temp_left()
+    if litter:
+        print(f"\nleft behind in {_TEMP} by the test session (now removed):\n  " + "\n  ".join(litter))
+        for name in litter:
+            shutil.rmtree(_TEMP / name, ignore_errors=True)
+            (_TEMP / name).unlink(missing_ok=True)
         session.exitstatus = 1
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from playground.engine import scratch
 from playground.engine.errors import WorkerUnavailable
 
 HELLO_TIMEOUT_S = 180.0
@@ -69,6 +70,7 @@ class WorkerChannel:
         self._stderr_task: asyncio.Task[None] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._messages: asyncio.Queue[Message | None] = asyncio.Queue()
+        self.scratch: str | None = None
 
     @property
     def alive(self) -> bool:
@@ -80,18 +82,13 @@ class WorkerChannel:
         root = _project_root()
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")
-        # The worker speaks only over its pipes: never a network port.
-        proc = await asyncio.create_subprocess_exec(
-            self.python,
-            "-m",
-            "playground.worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            start_new_session=True,  # its own process group: killing it kills what it spawned
-            limit=_STREAM_LIMIT,
-        )
+        self.scratch = scratch.make()
+        scratch.worker_env(env, self.scratch)
+        try:
+            proc = await self._start(env)
+        except BaseException:
+            scratch.remove(self.scratch)
+            raise
         self.proc = proc
         self._messages = asyncio.Queue()
         self._stderr_task = asyncio.create_task(self._drain_stderr(proc))
@@ -108,6 +105,20 @@ class WorkerChannel:
         self.hello = message
         return message
 
+    async def _start(self, env: dict[str, str]) -> asyncio.subprocess.Process:
+        # The worker speaks only over its pipes: never a network port.
+        return await asyncio.create_subprocess_exec(
+            self.python,
+            "-m",
+            "playground.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group: killing it kills what it spawned
+            limit=_STREAM_LIMIT,
+        )
+
     async def shutdown(self) -> None:
         """Ask the template to leave (it kills what its runs left), then kill its group."""
         proc = self.proc
@@ -123,6 +134,7 @@ class WorkerChannel:
         """Kill the template, then whatever is left in its process group."""
         proc = self.proc
         if proc is None:
+            scratch.remove(self.scratch)
             return
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -131,6 +143,7 @@ class WorkerChannel:
             await asyncio.wait_for(proc.wait(), 5.0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+        scratch.remove(self.scratch)
         for task in (self._reader_task, self._stderr_task):
             if task is not None:
                 with contextlib.suppress(Exception):

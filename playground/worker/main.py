@@ -34,6 +34,7 @@ import faulthandler
 import os
 import signal
 
+from playground.engine import scratch
 from playground.worker import procs
 from playground.worker.channel import Channel
 from playground.worker.template import Template
@@ -62,8 +63,14 @@ def main() -> None:
         pass
     template = Template(channel, crash_log)
 
-    def on_term(signum: int, frame: object) -> None:
+    def leave() -> None:
+        # After the runs are killed: what they left in TMPDIR goes too (the client removes it
+        # as well, but a client killed by SIGKILL never does).
         template.shutdown()
+        scratch.remove(os.environ.get(scratch.ENV))
+
+    def on_term(signum: int, frame: object) -> None:
+        leave()
         os._exit(128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -72,7 +79,7 @@ def main() -> None:
     try:
         template.serve()
     finally:
-        template.shutdown()
+        leave()
 
 
 if __name__ == "__main__":
