@@ -1,12 +1,10 @@
 """Small widgets that display renderables; all content comes from the pane functions.
 
-Panes stay pure functions of the report; the caching that keeps the UI quick sits here:
-`PaneView.show_for` skips a pane whose inputs did not change, and `PaneBody` renders a body's
-lines once per width and style, so switching back to a pane (or scrolling it) costs no Rich
-rendering at all, however long its guards or Inductor code run. `PaneView.warm` renders them
-before the pane is first shown (the main screen does that for hidden tabs while idle), at both
-widths Textual asks for: a body is measured without a scrollbar first, then, if it is taller
-than the pane, again one column narrower beside its scrollbar.
+Panes stay pure functions of the report; the caching that keeps the UI quick sits here and in
+tui/deck.py (the tab panes): `PaneView.show_for` skips a pane whose inputs did not change, and
+`PaneBody` renders a body's lines once per width and style, so scrolling a pane or laying the
+screen out again costs no Rich rendering at all, however long its guards or Inductor code run.
+`PaneView` shows the wide layout's side panes and the history's comparison.
 """
 
 from __future__ import annotations
@@ -61,14 +59,6 @@ class CachedRichVisual(RichVisual):
         lines = self._all_lines(width, style, options)
         return lines if height is None else lines[:height]
 
-    def warm(self, width: int, style: Style) -> bool:
-        """Render the lines for `width` and `style` now, ahead of the pane being shown; True
-        when that took a rendering (False: already cached)."""
-        if (width, style) in self._lines:
-            return False
-        self._all_lines(width, style)
-        return True
-
 
 class PaneBody(Static):
     """A Static whose Rich content is rendered once per update (see `CachedRichVisual`)."""
@@ -89,12 +79,8 @@ class PaneBody(Static):
     def render(self) -> Visual | RenderableType:
         return self._cached if self._cached is not None else super().render()
 
-    def warm(self, width: int, style: Style) -> bool:
-        """See `CachedRichVisual.warm`; plain text needs no warming (Textual's Content is cheap)."""
-        return self._cached.warm(width, style) if isinstance(self._cached, CachedRichVisual) else False
 
-
-class _Unset:
+class Unset:
     """The key of a pane that has shown nothing yet, or something shown without a key."""
 
 
@@ -122,14 +108,14 @@ class PaneView(VerticalScroll, can_focus=True):
     renders: int = 0
     """How many times a body was built and handed to the Static (the tests count them)."""
 
-    _key: Hashable = _Unset
+    _key: Hashable = Unset
 
     def compose(self):
         yield PaneBody(classes="pane-body")
 
     def show(self, renderable: RenderableType) -> None:
         """Show `renderable` now (no cache: the next `show_for` renders again)."""
-        self._key = _Unset
+        self._key = Unset
         self._update(renderable)
 
     def show_for(self, key: tuple[object, ...], build: Callable[[], RenderableType]) -> bool:
@@ -144,22 +130,6 @@ class PaneView(VerticalScroll, can_focus=True):
     def _update(self, renderable: RenderableType) -> None:
         self.renders += 1
         self.query_one(Static).update(renderable)
-
-    def warm(self, widths: tuple[int, ...], style: Style) -> bool:
-        """Render the body's lines at the first of `widths` not rendered yet, in `style`, before
-        it is shown (see `PaneBody`); True when that took a rendering. One width per call, so
-        the caller can yield to keypresses between them."""
-        body = self.query_one(PaneBody)
-        return any(body.warm(width, style) for width in widths)
-
-    def drawn_as(self) -> tuple[tuple[int, ...], Style] | None:
-        """The widths a body of this pane is measured at (without a scrollbar, then beside
-        one) and the style it is drawn in now; None when the pane is not on screen."""
-        body = self.query_one(PaneBody)
-        if body.size.width <= 0 or not self.region.height:
-            return None
-        full = self.region.width - self.styles.gutter.width  # padding and border, no scrollbar
-        return (full, full - self.styles.scrollbar_size_vertical), body.visual_style
 
 
 class Bar(Static):

@@ -16,7 +16,6 @@ from tui.keys import PANES
 from tui.panes.recompiles import limit_banner, render_recompiles
 from tui.screens.main import WIDE, tab_labels
 from tui.summary import settings_text
-from tui.widgets import CachedRichVisual, PaneBody, PaneView
 
 #: The gallery's lesson on torch's own switches (its SETTINGS set capture_scalar_outputs).
 CONFIG_SNIPPET = "config_scalar_outputs.py"
@@ -120,22 +119,33 @@ async def test_hidden_panes_are_rendered_before_their_first_switch():
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("1")  # a focused tab pane gives the width and style to render at
-        source = app.main.query_one("#pane-source", PaneView)
-        drawn = source.drawn_as()
-        assert drawn is not None
-        (full, beside_scrollbar), style = drawn
-        assert full == 78 and beside_scrollbar == 77  # 80 columns less the padding
-
-        def warmed(pane: str) -> bool:
-            cached = app.main.query_one(f"#pane-{pane}", PaneView).query_one(PaneBody)._cached
-            if not isinstance(cached, CachedRichVisual):
-                return True  # plain text: Textual's own Content, cheap to draw
-            return all((width, style) in cached._lines for width in (full, beside_scrollbar))
-
+        await pilot.press("1")  # the focused deck gives the style to render at
+        deck = app.main.deck
+        assert app.focused is deck
+        assert deck.scrollable_content_region.width == 78  # 80 less the padding and the scrollbar's column
         hidden = [pane for pane, _ in PANES if pane != "source"]  # source is drawn: no need
         for _ in range(200):
-            if all(warmed(pane) for pane in hidden):
+            if all(deck.is_drawn(pane) for pane in hidden):
                 break
             await pilot.pause(0.02)
-        assert [pane for pane in hidden if not warmed(pane)] == []
+        assert [pane for pane in hidden if not deck.is_drawn(pane)] == []
+
+
+# The tab bar is one line of labels (tui/deck.py): a click on one shows its pane.
+async def test_a_click_on_a_tab_label_shows_its_pane(snippet):
+    app = make_app(snippet, engine=FakeEngine(), watch=False, clock=lambda: 0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        x = 0
+        for pane, label in tab_labels(80).items():
+            await pilot.click("#tabbar", offset=(x + len(label) // 2, 0))
+            await pilot.pause()
+            assert app.main.active_pane == pane, label
+            assert app.focused is app.main.deck
+            x += len(label) + 1
+        # As its key does, the Code tab asked the worker for Dynamo's code.
+        assert app.want_dynamo_code
+        # The gap between two labels chooses nothing.
+        await pilot.click("#tabbar", offset=(len(tab_labels(80)["source"]), 0))
+        await pilot.pause()
+        assert app.main.active_pane == "dynamo_code"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static, TabbedContent
+from textual.widgets import Static
 from tui_fakes import bar_text, plain
 
 from playground.engine.client import WorkerClient
@@ -53,6 +53,8 @@ def sha_of(path: Path) -> str:
 
 def wide_text(app, widget_id: str) -> str:
     """A pane or bar as plain text, wide enough that no message wraps, whitespace squeezed."""
+    if widget_id.startswith("pane-"):
+        return " ".join(plain(app.main.deck.body(widget_id.removeprefix("pane-")), width=400).split())
     widget = app.main.query_one(f"#{widget_id}")
     static = widget if isinstance(widget, Static) else widget.query_one(Static)
     return " ".join(plain(static.content, width=400).split())
@@ -85,11 +87,11 @@ def finished(app, sha: str) -> bool:
 
 async def assert_responsive(pilot, name: str) -> None:
     """Tab keys switch tabs at once while the fault is shown."""
-    tabs = pilot.app.main.query_one(TabbedContent)
-    for key, tab in (("2", "tab-breaks"), ("9", "tab-output"), ("1", "tab-source")):
+    main = pilot.app.main
+    for key, tab in (("2", "breaks"), ("9", "output"), ("1", "source")):
         started = time.monotonic()
         await pilot.press(key)
-        await wait_until(pilot, lambda tab=tab: tabs.active == tab, f"{name}: key {key} to show {tab}", timeout=5)
+        await wait_until(pilot, lambda tab=tab: main.active_pane == tab, f"{name}: key {key} to show {tab}", timeout=5)
         assert time.monotonic() - started < 5, f"{name}: key {key} took {time.monotonic() - started:.1f} s"
 
 

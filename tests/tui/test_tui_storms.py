@@ -11,7 +11,6 @@ import os
 import time
 from pathlib import Path
 
-from textual.widgets import TabbedContent
 from tui_fakes import bar_text, pane_text
 
 from playground.engine.client import WorkerClient
@@ -98,7 +97,6 @@ async def test_save_storm_through_the_app(tmp_path: Path):
 
         # Every View the screen is given, in order: the watch sees each assignment.
         app.main.watch(app.main, "view", record, init=False)
-        tabs = app.main.query_one(TabbedContent)
         keys = ("2", "3", "9", "1")
         latencies: list[float] = []
         for n in range(1, REPLACES + IN_PLACE + 1):
@@ -107,12 +105,12 @@ async def test_save_storm_through_the_app(tmp_path: Path):
                 burst = n // BURST
                 await pilot.pause(PAUSES_S[burst % len(PAUSES_S)])
                 key = keys[burst % len(keys)]
-                tab = tabs.active
+                tab = app.main.active_pane
                 started = time.monotonic()
                 await pilot.press(key)
                 await wait_until(
                     pilot,
-                    lambda key=key, before=tab: tabs.active != before or key == "1" and before == "tab-source",
+                    lambda key=key, before=tab: app.main.active_pane != before or key == "1" and before == "source",
                     f"key {key} during the storm (after version {n})",
                     timeout=10,
                 )

@@ -215,10 +215,8 @@ def plain(renderable, width: int = 100) -> str:
 
 
 def pane_text(app, pane: str) -> str:
-    """The plain text a pane shows right now."""
-    from textual.widgets import Static
-
-    return plain(app.main.query_one(f"#pane-{pane}").query_one(Static).content)
+    """The plain text a tab pane shows right now (in the deck, shown or not)."""
+    return plain(app.main.deck.body(pane))
 
 
 def bar_text(app, bar: str = "summary") -> str:

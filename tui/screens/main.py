@@ -18,11 +18,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import TabbedContent, TabPane
 
 from playground.engine.report import Report
 from tui import panes
 from tui.compare import BeforeAfter, changes_text, render_since
+from tui.deck import PaneDeck, TabBar
 from tui.findings import refused_break
 from tui.keys import PANES, SHORT_TITLES
 from tui.panes.common import DIM, WARN
@@ -78,10 +78,9 @@ class MainScreen(Screen[None]):
             with Vertical(id="side"):
                 for pane in SIDE_PANES:
                     yield PaneView(id=f"side-{pane}")
-            with TabbedContent(id="tabs"):
-                for number, (pane, title) in enumerate(PANES, start=1):
-                    with TabPane(f"{number % 10} {title}", id=f"tab-{pane}"):
-                        yield PaneView(id=f"pane-{pane}")
+            with Vertical(id="tabs"):
+                yield TabBar(id="tabbar")
+                yield PaneDeck((pane for pane, _ in PANES), id="deck")
         yield Bar(id="changes")
         yield Bar(id="summary")
         yield SteadyFooter(compact=True)
@@ -92,8 +91,9 @@ class MainScreen(Screen[None]):
         # Screens are not "mounted" like widgets; this flag says the panes exist.
         self._ready = True
         if "TEXTUAL_ANIMATIONS" not in os.environ:
-            # No animations unless asked for: a tab switch slid its underline over 0.3 s, about
-            # twenty full repaints that took the CPU from the next keypress (and crossed SSH).
+            # No animations unless asked for: each frame of one is a repaint that takes the CPU
+            # from the next keypress (and crosses SSH); Textual's tabs slid their underline over
+            # 0.3 s, twenty repaints, when the app still used them.
             self.app.animation_level = "none"
         if not self.app.is_headless:
             # What was loaded to get here (Textual, Rich, Pygments, the CSS) lives as long as
@@ -105,22 +105,28 @@ class MainScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_width(self.size.width)
+        if self._pending_scroll:
+            self.call_after_refresh(self._apply_scroll)
 
     @property
     def is_wide(self) -> bool:
         return self.size.width >= WIDE
 
+    @property
+    def deck(self) -> PaneDeck:
+        """The tab panes (one widget: see tui/deck.py)."""
+        return self.query_one("#deck", PaneDeck)
+
+    @property
+    def active_pane(self) -> str:
+        """The pane the tab bar shows as current."""
+        return self.deck.current
+
     def _apply_width(self, width: int) -> None:
-        tabs = self.query_one(TabbedContent)
-        side = [f"tab-{pane}" for pane in SIDE_PANES]
-        for tab in side:
-            if width >= WIDE:
-                tabs.hide_tab(tab)
-            else:
-                tabs.show_tab(tab)
-        if width >= WIDE and tabs.active in side:
-            tabs.active = next(f"tab-{pane}" for pane, _ in PANES if pane not in SIDE_PANES)
-        _label_tabs(tabs, width)
+        deck = self.deck
+        if width >= WIDE and deck.current in SIDE_PANES:
+            deck.switch(next(pane for pane, _ in PANES if pane not in SIDE_PANES))
+        self.query_one("#tabbar", TabBar).set_tabs(tab_labels(width), deck.current)
 
     _anchor: tuple[int | None, str] = (None, "")
 
@@ -139,33 +145,44 @@ class MainScreen(Screen[None]):
 
     def _apply_scroll(self) -> None:
         view = self.view
+        deck = self.deck
         for pane_id, anchor in list(self._pending_scroll.items()):
-            pane = self.query_one(f"#{pane_id}", PaneView)
-            width = pane.scrollable_content_region.width
-            if not pane.display or width <= 0 or not pane.region.height:
-                continue  # not on screen: scrolled when it is shown
+            if pane_id == "pane-source":
+                # The deck scrolls a pane that is not shown when it next is.
+                width, height = deck.scrollable_content_region.width, deck.scrollable_content_region.height
+                scroll = lambda top: deck.scroll_pane_to("source", top)  # noqa: E731
+            else:
+                side = self.query_one(f"#{pane_id}", PaneView)
+                if not side.display or not side.region.height:
+                    continue  # not on screen: scrolled when it is shown
+                width, height = side.scrollable_content_region.width, side.size.height
+                scroll = lambda top, side=side: side.scroll_to(y=top, animate=False, immediate=True)  # noqa: E731
+            if width <= 0 or height <= 0:
+                continue
             prefix = panes.render_source(
                 view.source, view.report, view.error, stale=view.stale and view.report is not None, until=anchor
             )
             console = self.app.console
-            height = len(console.render_lines(prefix, console.options.update_width(width), pad=False))
+            rows = len(console.render_lines(prefix, console.options.update_width(width), pad=False))
             # Already in view from the top: leave it; else a third of the way down, so the
             # lines leading to it stay in view.
-            top = 0 if height + 2 < pane.size.height else height - pane.size.height // 3
-            pane.scroll_to(y=top, animate=False, immediate=True)
+            scroll(0 if rows + 2 < height else rows - height // 3)
             del self._pending_scroll[pane_id]
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if self._pending_scroll:
-            self.call_after_refresh(self._apply_scroll)
+    async def on_tab_bar_chosen(self, event: TabBar.Chosen) -> None:
+        # What the pane's key does (the Code tab also asks the worker for Dynamo's code).
+        await self.run_action(f"app.show_pane({event.pane!r})")
 
     def show_pane(self, pane: str) -> None:
         """Bring `pane` into view (on wide screens the side panes are always in view: focus)."""
         if pane in SIDE_PANES and self.is_wide:
             self.query_one(f"#side-{pane}", PaneView).focus()
             return
-        self.query_one(TabbedContent).active = f"tab-{pane}"
-        self.query_one(f"#pane-{pane}", PaneView).focus()
+        deck = self.deck
+        deck.switch(pane)
+        self.query_one("#tabbar", TabBar).set_tabs(tab_labels(self.size.width), pane)
+        if self.focused is not deck:
+            deck.focus()
         self._warm_later()
 
     _warming = False
@@ -180,26 +197,19 @@ class MainScreen(Screen[None]):
 
     def _warm_next(self) -> None:
         self._warming = False
-        focused = self.focused
-        if not isinstance(focused, PaneView) or not (focused.id or "").startswith("pane-"):
-            return
-        drawn = focused.drawn_as()
-        if drawn is None:
-            return
-        for pane, _ in PANES:
-            if pane in SIDE_PANES and self.is_wide:
-                continue  # their tabs are hidden: the left column shows them
-            view = self.query_one(f"#pane-{pane}", PaneView)
-            if view.warm(*drawn):
-                self._warm_later()  # the next one at the next idle moment
-                return
+        deck = self.deck
+        if self.focused is not deck:
+            return  # drawn in another style than the one to warm
+        shown = [pane for pane, _ in PANES if not (pane in SIDE_PANES and self.is_wide)]
+        if deck.warm(shown):
+            self._warm_later()  # the next one at the next idle moment
 
     def step_graph(self, step: int) -> None:
         """Show the previous or next captured graph, bringing the Graphs pane into view."""
         self.show_pane("graphs")
         self.graph = clamp_graph(self.view.report, self.graph + step)
         # Each graph's code starts at the top: the old scroll position means nothing in it.
-        self.query_one("#pane-graphs", PaneView).scroll_home(animate=False)
+        self.deck.scroll_pane_to("graphs", 0)
 
     def watch_graph(self) -> None:
         if self._ready:
@@ -210,7 +220,7 @@ class MainScreen(Screen[None]):
         selected = self.graph
         render = lambda report: panes.render_graphs(report, selected=selected)  # noqa: E731
         key = ("graphs", selected, *_frame_key(view, view.report))
-        self.query_one("#pane-graphs", PaneView).show_for(key, lambda: _framed(view, view.report, render))
+        self.deck.show_for("graphs", key, lambda: _framed(view, view.report, render))
 
     def watch_view(self, view: View) -> None:
         if not self._ready:
@@ -233,22 +243,20 @@ class MainScreen(Screen[None]):
             source_key = ("source", view.source, view.report, view.attempt, stale_source)
             source = _Once(lambda: panes.render_source(view.source, view.report, view.error, stale=stale_source))
             self.query_one("#side-source", PaneView).show_for(source_key, source)
-            self.query_one("#pane-source", PaneView).show_for(source_key, source)
+            self.deck.show_for("source", source_key, source)
             self._follow_marks(view)
             for pane, render in _ANALYSIS.items():
                 since = view.since if pane == "breaks" and not view.stale else None
                 key = (pane, render, since, *_frame_key(view, view.report))
                 body = _Once(lambda render=render, since=since: _analysis_body(view, render, since))
-                self.query_one(f"#pane-{pane}", PaneView).show_for(key, body)
+                self.deck.show_for(pane, key, body)
                 if pane in SIDE_PANES:
                     self.query_one(f"#side-{pane}", PaneView).show_for(key, body)
             self._show_graphs(view)
             shown = view.attempt or view.report
             for pane, render in _ATTEMPT.items():
                 key = (pane, render, *_frame_key(view, shown))
-                self.query_one(f"#pane-{pane}", PaneView).show_for(
-                    key, lambda shown=shown, render=render: _framed(view, shown, render)
-                )
+                self.deck.show_for(pane, key, lambda shown=shown, render=render: _framed(view, shown, render))
         self._warm_later()
 
 
@@ -276,13 +284,6 @@ def _title(pane: str, title: str, level: int) -> str:
         return title
     short = SHORT_TITLES.get(pane, title)
     return short if level == 1 else short[:3]
-
-
-def _label_tabs(tabs: TabbedContent, width: int) -> None:
-    for pane, label in tab_labels(width).items():
-        tab = tabs.get_tab(f"tab-{pane}")
-        if tab.label_text != label:
-            tab.label = label
 
 
 class _Once:
