@@ -3,9 +3,10 @@ when idle; and what the worker's lower CPU priority costs the compile.
 
 The app runs as `python -m playground SNIPPET` at 80x24 with the real worker. Pane keys 1-9 are
 written to the terminal one at a time (each after the previous repaint has ended and a short
-pause, as a person presses them); the latency of a key is the time from writing it until the
-app writes its next frame to the terminal (Textual writes each frame in one go, so its first
-byte is the whole frame on its way). Scenarios:
+pause, as a person presses them). Two latencies per key: until the first byte of the app's next
+frame ("first byte"), and until the last byte it writes before it goes quiet for 30 ms ("frame
+done"): a key can cost several frames (the app's tabs once drew three per key, the first of
+them the old layout), and only the last shows the whole answer. Scenarios:
 
 - compile: a six-layer MLP with backend inductor and --cold, rerun with `r` whenever a run
   ends, keys counted only while the summary bar says the run is in flight; once with the
@@ -109,6 +110,8 @@ class Terminal:
     sched: list[tuple[int, int]] = field(default_factory=list)
     #: Per measured key: (ms the app's main thread ran, ms it waited for a core) until its frame.
     split: list[tuple[float, float]] = field(default_factory=list)
+    #: Per measured key: ms until the last byte of its frames (see the module's docstring).
+    done: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
 
@@ -163,6 +166,12 @@ class Terminal:
                     return self.chunks[start][0]
             time.sleep(0.0005)
         return None
+
+    def last_before_quiet(self, start: int, gap: float = 0.03, timeout: float = 2.0) -> float:
+        """When the last chunk after index `start` arrived, once nothing came for `gap` s."""
+        self.quiet(gap, timeout)
+        with self.lock:
+            return self.chunks[-1][0] if len(self.chunks) > start else 0.0
 
     def quiet(self, gap: float = 0.05, timeout: float = 5.0) -> None:
         """Wait until nothing was written for `gap` seconds."""
@@ -266,10 +275,12 @@ def measure_keys(terminal: Terminal, screen: Screen, count: int, *, while_busy: 
         if painted is None:
             print(f"  no repaint within 10 s of key {key}", file=sys.stderr)
             continue
+        done = terminal.last_before_quiet(start)
         screen.update()
         # Only keys pressed and answered within the phase count toward it.
         if screen.busy == while_busy:
             latencies.append((painted - sent) * 1000)
+            terminal.done.append((done - sent) * 1000)
             run, wait = terminal.sched_at(start)
             terminal.split.append(((run - before[0]) / 1e6, (wait - before[1]) / 1e6))
         time.sleep(random.uniform(0.05, 0.15))
@@ -279,7 +290,7 @@ def measure_keys(terminal: Terminal, screen: Screen, count: int, *, while_busy: 
 Split = list[tuple[float, float]]
 
 
-def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[float], list[float], Split]:
+def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[float], list[float], Split, list[float]]:
     snippet = folder / "mlp6.py"
     snippet.write_text(MLP)
     env = {"COMPILE_PLAYGROUND_NICE": nice} if nice is not None else {}
@@ -292,12 +303,12 @@ def compile_scenario(folder: Path, keys: int, nice: str | None) -> tuple[list[fl
         screen.wait(False, 300)
         durations = list(screen.durations)
         # Runs during which keys were pressed: compare like with like.
-        return latencies, durations, terminal.split
+        return latencies, durations, terminal.split, terminal.done
     finally:
         stop_app(terminal)
 
 
-def idle_scenario(folder: Path, keys: int) -> tuple[list[float], Split]:
+def idle_scenario(folder: Path, keys: int) -> tuple[list[float], Split, list[float]]:
     snippet = folder / f"{IDLE_SNIPPET}.py"
     shutil.copy(ROOT / "snippets" / f"{IDLE_SNIPPET}.py", snippet)
     terminal = start_app(snippet, [], {})
@@ -306,7 +317,8 @@ def idle_scenario(folder: Path, keys: int) -> tuple[list[float], Split]:
         if not screen.wait(False, 300) or not screen.durations:
             raise SystemExit("the idle snippet's run never ended")
         terminal.quiet(gap=0.5)
-        return measure_keys(terminal, screen, keys, while_busy=False, rerun=False), terminal.split
+        latencies = measure_keys(terminal, screen, keys, while_busy=False, rerun=False)
+        return latencies, terminal.split, terminal.done
     finally:
         stop_app(terminal)
 
@@ -341,14 +353,20 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        during, runs, during_split = compile_scenario(folder, args.keys, None)
-        during0, runs0, during0_split = ([], [], []) if args.skip_nice0 else compile_scenario(folder, args.keys, "0")
-        idle, idle_split = idle_scenario(folder, args.idle_keys)
-    print(f"\nkeypress -> repaint at {COLUMNS}x{ROWS}, ms")
+        during, runs, during_split, during_done = compile_scenario(folder, args.keys, None)
+        skipped: tuple[list[float], list[float], Split, list[float]] = ([], [], [], [])
+        during0, runs0, during0_split, during0_done = (
+            skipped if args.skip_nice0 else compile_scenario(folder, args.keys, "0")
+        )
+        idle, idle_split, idle_done = idle_scenario(folder, args.idle_keys)
+    print(f"\nkeypress -> repaint at {COLUMNS}x{ROWS}, ms (first byte of the frame, then frame done)")
     print(f"  during an Inductor compile (worker nice default): {summary(during)}")
+    print(f"                                        frame done: {summary(during_done)}")
     if not args.skip_nice0:
         print(f"  during an Inductor compile (worker nice 0):       {summary(during0)}")
+        print(f"                                        frame done: {summary(during0_done)}")
     print(f"  idle on {IDLE_SNIPPET}:                      {summary(idle)}")
+    print(f"                                        frame done: {summary(idle_done)}")
     print("\nthe app's main thread from keypress to frame, ms")
     print(f"  during an Inductor compile (nice default): {split_summary(during_split)}")
     if not args.skip_nice0:

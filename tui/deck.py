@@ -10,8 +10,11 @@ hidden, the focus stays, only the pane's rows and the tab bar are drawn again.
 
 `PaneDeck` keeps, per pane, what `PaneView` keeps for one: the key its body was built from
 (`show_for` skips a rebuild for the same inputs), the body's lines rendered once per width and
-style, and the scroll offset the pane was left at. The widths never depend on the body: the
-scrollbar's column is always kept (`scrollbar-gutter: stable`), so one rendering per pane serves.
+style, and the scroll offset the pane was left at. The scrollbar is always there (an empty
+track where nothing scrolls): the body's width never depends on its height, so one rendering
+per pane serves, and a switch between a short pane and a long one shows or hides no scrollbar,
+which would be a layout and a second frame (measured: p95 40 ms to the end of the frames with
+`overflow-y: auto`, 11 ms with `scroll`).
 """
 
 from __future__ import annotations
@@ -61,8 +64,7 @@ class PaneDeck(ScrollView, can_focus=True):
         /* The scrollbar's column, always kept, is the right margin. */
         padding: 0 0 0 1;
         overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
+        overflow-y: scroll;
         scrollbar-size-vertical: 1;
     }
     """
@@ -127,8 +129,7 @@ class PaneDeck(ScrollView, can_focus=True):
     def _fit(self) -> None:
         """Size the scrollable area to the shown pane's lines, scroll to where it was left, and
         draw it. The virtual size is set as Textual's own `_size_updated(layout=False)` sets it:
-        a new height is a new scrollbar, not a new layout of the screen (a scrollbar appearing
-        or going is one: Textual lays out when `show_vertical_scrollbar` changes)."""
+        a new height is a new scrollbar thumb, not a new layout of the screen."""
         width = self._width()
         if width <= 0:
             return
@@ -141,7 +142,7 @@ class PaneDeck(ScrollView, can_focus=True):
         self.refresh()
 
     def _width(self) -> int:
-        """The body's width: the widget less its padding and the scrollbar's kept column."""
+        """The body's width: the widget less its padding and the scrollbar's column."""
         return self.size.width - self.styles.gutter.width - self.styles.scrollbar_size_vertical
 
     # --- drawing -----------------------------------------------------------------------------
