@@ -84,6 +84,7 @@ FAST_MODULES = frozenset(
         "test_tui_config",
         "test_tui_dynamo_code",
         "test_tui_explain",
+        "test_tui_everyday",
         "test_tui_explain_snapshots",
         "test_tui_exports",
         "test_tui_files",

@@ -114,7 +114,7 @@ class PaneDeck(ScrollView, can_focus=True):
             return
         self._panes[self.current].scroll_y = round(self.scroll_y)
         self.current = pane
-        self._fit()
+        self._fit(self._panes[pane].scroll_y)
 
     def scroll_pane_to(self, pane: str, y: int) -> None:
         """Scroll `pane` to row `y`: now when it is shown, else when it next is."""
@@ -126,10 +126,11 @@ class PaneDeck(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self._fit()
 
-    def _fit(self) -> None:
-        """Size the scrollable area to the shown pane's lines, scroll to where it was left, and
-        draw it. The virtual size is set as Textual's own `_size_updated(layout=False)` sets it:
-        a new height is a new scrollbar thumb, not a new layout of the screen."""
+    def _fit(self, scroll_y: int | None = None) -> None:
+        """Size the scrollable area to the shown pane's lines, scroll to `scroll_y` (None keeps
+        the offset: a resize, a new body) and draw it. The virtual size is set as Textual's own
+        `_size_updated(layout=False)` sets it: a new height is a new scrollbar thumb, not a new
+        layout of the screen."""
         width = self._width()
         if width <= 0:
             return
@@ -138,7 +139,8 @@ class PaneDeck(ScrollView, can_focus=True):
         if size != self.virtual_size:
             self.set_reactive(PaneDeck.virtual_size, size)
             self._scroll_update(size)
-        self.scroll_to(y=self._panes[self.current].scroll_y, animate=False, immediate=True)
+        if scroll_y is not None:
+            self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.refresh()
 
     def _width(self) -> int:

@@ -1,6 +1,7 @@
 """Issue 13, everyday use at 80 columns: torch's own switches stay visible in the settings bar,
-all ten pane tabs fit, the recompile-limit banner leaves the table in view, and hidden panes
-are rendered ahead of their first switch. Canned reports and the fake engine only."""
+all ten pane tabs fit, the recompile-limit banner leaves the table in view, hidden panes are
+rendered ahead of their first switch, tabs answer clicks and panes keep their scroll offsets.
+Canned reports and the fake engine only."""
 
 from __future__ import annotations
 
@@ -149,3 +150,25 @@ async def test_a_click_on_a_tab_label_shows_its_pane(snippet):
         await pilot.click("#tabbar", offset=(len(tab_labels(80)["source"]), 0))
         await pilot.pause()
         assert app.main.active_pane == "dynamo_code"
+
+
+async def test_each_pane_keeps_its_scroll_offset_through_switches_and_resizes():
+    app = make_app(
+        FIXTURES / "lr_float_static.py", engine=FakeEngine(canned("why_recompile_lr")), watch=False, clock=lambda: 0.0
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        deck = app.main.deck
+        await pilot.press("4", "end")
+        await pilot.pause()
+        bottom = deck.scroll_y
+        assert bottom > 0 and bottom == deck.max_scroll_y
+        await pilot.press("1")
+        await pilot.pause()
+        assert deck.scroll_y == 0
+        await pilot.press("4")
+        await pilot.pause()
+        assert deck.scroll_y == bottom
+        await pilot.resize_terminal(70, 24)  # the guards wrap to more rows: still far down
+        await pilot.pause()
+        assert deck.scroll_y >= bottom and deck.current == "guards"
