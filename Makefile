@@ -53,10 +53,13 @@ $(STAMP214): pyproject.toml
 	touch $(STAMP214)
 
 # Two workers here: the CUDA build's processes are heavier, and a third made this stage slower
-# (4:22 -> 5:18 on a clean clone).
+# (4:22 -> 5:18 on a clean clone). Not test_cli_hostile.py: it tries our own handling of odd
+# file names, paths, signals and failed writes, which `make test` has tried on the main torch;
+# here it cost 50 s of the stage's 4 min 46 s for nothing the torch release changes.
 XDIST214 ?= -n 2
 test-torch214: venv-214
-	$(VENV214)/bin/python -m pytest -q $(XDIST214) tests/engine tests/test_gallery.py
+	$(VENV214)/bin/python -m pytest -q $(XDIST214) tests/engine tests/test_gallery.py \
+		--ignore=tests/engine/test_cli_hostile.py
 
 lint: venv
 	$(BIN)/ruff check playground tui tests benchmarks snippets

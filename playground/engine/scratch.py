@@ -24,9 +24,14 @@ PREFIX = "compile-playground-worker-"
 ENV = "COMPILE_PLAYGROUND_SCRATCH"
 
 
-def make() -> str:
-    """A new scratch folder in the system's temporary folder (mode 0700)."""
-    return tempfile.mkdtemp(prefix=PREFIX)
+def make() -> str | None:
+    """A new scratch folder in the system's temporary folder (mode 0700); None when none can be
+    made (a full or read-only disk): the worker then writes where it did before, and says so
+    itself if that fails too."""
+    try:
+        return tempfile.mkdtemp(prefix=PREFIX)
+    except OSError:
+        return None
 
 
 def inductor_cache_default() -> str:
@@ -41,8 +46,10 @@ def inductor_cache_default() -> str:
     return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
-def worker_env(env: dict[str, str], folder: str) -> None:
+def worker_env(env: dict[str, str], folder: str | None) -> None:
     """Point the worker's temporary files at `folder`, Inductor's cache where it would be anyway."""
+    if folder is None:
+        return
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_default())
     env["TMPDIR"] = folder
     env[ENV] = folder

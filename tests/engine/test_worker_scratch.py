@@ -153,3 +153,14 @@ def test_a_client_killed_by_sigkill_leaves_no_folder():
             client.kill()
         if client.stdin is not None:
             client.stdin.close()
+
+
+def test_no_scratch_folder_leaves_the_environment_alone(monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full_disk)
+    assert scratch.make() is None
+    env = {"TMPDIR": "/theirs"}
+    scratch.worker_env(env, None)
+    assert env == {"TMPDIR": "/theirs"}
