@@ -6,6 +6,7 @@ import asyncio
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -66,6 +67,16 @@ class PlaygroundApp(RunPipeline):
         # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
         if self.notice:
             self.notify(self.notice, timeout=8)
+        if not self.is_headless:
+            # SIGTERM's default action ended the app at once, the terminal left in the
+            # alternate screen, raw and reporting the mouse: the shell unusable until `reset`.
+            # Quit as `q` does instead, and exit 128 + the signal, as the other commands do.
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(signum, self._stop_signal, signum)
+
+    def _stop_signal(self, signum: int) -> None:
+        self.run_worker(self._quit(128 + signum), exclusive=True, group="stop-signal")
 
     def notify(
         self,
@@ -131,13 +142,16 @@ class PlaygroundApp(RunPipeline):
         return cycle_backends(self.hello)
 
     async def action_quit(self) -> None:
+        await self._quit(0)
+
+    async def _quit(self, return_code: int) -> None:
         # The summary says so at once: a run's "compiling call 1/3…" must not stay up while
         # the engine closes (shutdown_engine kills the worker rather than wait for it).
         self.stop_watching()
         if not self.quitting:
             self.show_run(RunState("quitting"))
         await self.shutdown_engine()
-        self.exit()
+        self.exit(return_code=return_code)
 
     def action_rerun(self) -> None:
         self.request_run("rerun")

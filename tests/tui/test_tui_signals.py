@@ -1,0 +1,70 @@
+"""The app in a real pseudo-terminal, ended by a signal: it quits as `q` does, gives the terminal
+back (the alternate screen left, the mouse no longer reported), exits 128 + the signal, and
+leaves no process of its own. SIGTERM's default action had ended it mid-frame, the terminal
+left unusable until `reset`."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from tui_fakes import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _read(fd: int, seconds: float, until: bytes = b"") -> bytes:
+    out, end = b"", time.monotonic() + seconds
+    while time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the app has gone: EIO on the master side
+                break
+            if not chunk:
+                break
+            out += chunk
+            if until and until in out:
+                break
+    return out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_gives_the_terminal_back(tmp_path: Path, signum: int):
+    snippet = tmp_path / "branch.py"
+    snippet.write_bytes((FIXTURES / "branch.py").read_bytes())
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    app = subprocess.Popen(
+        [sys.executable, "-m", "playground", str(snippet), "--backend", "eager"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=tmp_path,
+        env={**os.environ, "TERM": "xterm-256color", "PYTHONPATH": str(ROOT)},
+        start_new_session=True,
+    )
+    os.close(slave)
+    try:
+        shown = _read(master, 120, until=b"done in")
+        assert b"done in" in shown, shown[-400:]
+        app.send_signal(signum)
+        tail = _read(master, 30)
+        assert app.wait(30) == 128 + signum
+        assert b"\x1b[?1049l" in tail  # the alternate screen left
+        assert b"\x1b[?1000l" in tail  # the mouse no longer reported
+    finally:
+        if app.poll() is None:
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait()
+        os.close(master)
