@@ -76,7 +76,12 @@ class PlaygroundApp(RunPipeline):
                 loop.add_signal_handler(signum, self._stop_signal, signum)
 
     def _stop_signal(self, signum: int) -> None:
-        self.run_worker(self._quit(128 + signum), exclusive=True, group="stop-signal")
+        # A second signal while closing changes nothing (and must not cancel the close).
+        if not self._stopping:
+            self._stopping = True
+            self.run_worker(self._quit(128 + signum), group="stop-signal")
+
+    _stopping = False
 
     def notify(
         self,

@@ -29,29 +29,26 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
-from textual.visual import RichVisual
 from textual.widgets import Static
 
-from tui.widgets import Unset, same_key
-
-#: Renderings kept per pane: the focused and unfocused styles at one width, and one more width
-#: (a resize, or the wide layout's half).
-_KEPT = 4
+from tui.widgets import CachedRichVisual, Unset, same_key
 
 
 class _Pane:
-    """One pane's body, the key it was built from, its lines per (width, style), its scroll."""
+    """One pane's body, the key it was built from, its lines (per width and style, in a
+    `CachedRichVisual`), its scroll offset."""
 
-    def __init__(self) -> None:
+    def __init__(self, deck: PaneDeck) -> None:
+        self.deck = deck
         self.key: Hashable = Unset
         self.body: RenderableType = ""
-        self.lines: dict[tuple[int, Style], list[Strip]] = {}
+        self.visual = CachedRichVisual(deck, "")
         self.scroll_y = 0
         self.renders = 0
 
     def set_body(self, body: RenderableType) -> None:
         self.body = body
-        self.lines = {}
+        self.visual = CachedRichVisual(self.deck, body)
         self.renders += 1
 
 
@@ -71,7 +68,7 @@ class PaneDeck(ScrollView, can_focus=True):
 
     def __init__(self, panes: Iterable[str], *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
-        self._panes = {pane: _Pane() for pane in panes}
+        self._panes = {pane: _Pane(self) for pane in panes}
         self.current = next(iter(self._panes))
 
     # --- content -----------------------------------------------------------------------------
@@ -85,12 +82,6 @@ class PaneDeck(ScrollView, can_focus=True):
         """What `pane` shows (its renderable as built)."""
         return self._panes[pane].body
 
-    def show(self, pane: str, renderable: RenderableType) -> None:
-        """Show `renderable` in `pane` now (no key: the next `show_for` builds again)."""
-        state = self._panes[pane]
-        state.key = Unset
-        self._set(pane, renderable)
-
     def show_for(self, pane: str, key: tuple[object, ...], build: Callable[[], RenderableType]) -> bool:
         """Show `build()` in `pane` unless its body was built for the same `key` (`same_key`);
         True when it built. `key` names every input of `build`."""
@@ -98,13 +89,10 @@ class PaneDeck(ScrollView, can_focus=True):
         if same_key(state.key, key):
             return False
         state.key = key
-        self._set(pane, build())
-        return True
-
-    def _set(self, pane: str, renderable: RenderableType) -> None:
-        self._panes[pane].set_body(renderable)
+        state.set_body(build())
         if pane == self.current:
             self._fit()
+        return True
 
     # --- switching and scrolling -------------------------------------------------------------
 
@@ -150,15 +138,7 @@ class PaneDeck(ScrollView, can_focus=True):
     # --- drawing -----------------------------------------------------------------------------
 
     def _lines(self, pane: str, width: int, style: Style) -> list[Strip]:
-        state = self._panes[pane]
-        key = (width, style)
-        lines = state.lines.get(key)
-        if lines is None:
-            lines = RichVisual(self, state.body).render_strips(width, None, style, None)  # type: ignore[arg-type]
-            if len(state.lines) >= _KEPT:
-                del state.lines[next(iter(state.lines))]
-            state.lines[key] = lines
-        return lines
+        return self._panes[pane].visual.lines(width, style)
 
     def render_line(self, y: int) -> Strip:
         width = self._width()
@@ -168,7 +148,7 @@ class PaneDeck(ScrollView, can_focus=True):
 
     def is_drawn(self, pane: str) -> bool:
         """Whether `pane`'s lines are rendered at the width and style it would be drawn in now."""
-        return (self._width(), self.visual_style) in self._panes[pane].lines
+        return self._panes[pane].visual.has_lines(self._width(), self.visual_style)
 
     def warm(self, panes: Iterable[str]) -> bool:
         """Render the first of `panes` whose lines are not rendered yet at the width and style
@@ -179,7 +159,7 @@ class PaneDeck(ScrollView, can_focus=True):
             return False
         style = self.visual_style
         for pane in panes:
-            if (width, style) not in self._panes[pane].lines:
+            if not self._panes[pane].visual.has_lines(width, style):
                 self._lines(pane, width, style)
                 return True
         return False

@@ -34,11 +34,20 @@ class CachedRichVisual(RichVisual):
     Textual's own `RichVisual` renders the whole renderable twice per layout (once to measure
     its height, once for its lines), and a tab switch is a layout: with hundreds of lines of
     highlighted Inductor code that is most of a keypress's latency. Here the measure and the
-    lines share one rendering, kept until the pane is given new content."""
+    lines share one rendering, kept until the pane is given new content. The tab panes'
+    deck (tui/deck.py) keeps each pane's body in one too and draws from `lines`."""
 
     def __init__(self, widget: Widget, renderable: RenderableType) -> None:
         super().__init__(widget, renderable)
         self._lines: dict[tuple[int, Style], list[Strip]] = {}
+
+    def lines(self, width: int, style: Style) -> list[Strip]:
+        """Every line of the renderable at `width` in `style`, rendered on the first ask."""
+        return self._all_lines(width, style)
+
+    def has_lines(self, width: int, style: Style) -> bool:
+        """Whether `lines(width, style)` is rendered already."""
+        return (width, style) in self._lines
 
     def _all_lines(self, width: int, style: Style, options: RenderOptions | None = None) -> list[Strip]:
         key = (width, style)

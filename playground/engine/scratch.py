@@ -47,7 +47,9 @@ def inductor_cache_default() -> str:
 
 
 def worker_env(env: dict[str, str], folder: str | None) -> None:
-    """Point the worker's temporary files at `folder`, Inductor's cache where it would be anyway."""
+    """Point the worker's temporary files at `folder`, Inductor's cache where it would be anyway.
+    Without a folder, no inherited ENV either: the template removes the folder ENV names."""
+    env.pop(ENV, None)
     if folder is None:
         return
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_default())

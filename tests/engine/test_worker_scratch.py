@@ -75,39 +75,41 @@ def test_remove_touches_only_scratch_folders(tmp_path):
     assert not mine.exists()
 
 
-def test_a_closed_worker_leaves_no_temporary_file(tmp_path):
+def _littered(worker: SyncWorker, tmp_path: Path) -> tuple[str, Path]:
+    """Start `worker`, run LITTERING on it; the snippet's path and the worker's scratch folder,
+    which holds the file the run left."""
     path = tmp_path / "litter.py"
     path.write_text(textwrap.dedent(LITTERING))
+    worker.start()
+    folder = Path(worker.client.channel.scratch or "")
+    assert folder.is_dir() and folder.name.startswith(scratch.PREFIX)
+    left = _left(worker.run(str(path), EAGER, timing=False).report.output.text)
+    assert left.parent == folder and left.exists()
+    return str(path), folder
+
+
+def test_a_closed_worker_leaves_no_temporary_file(tmp_path):
     worker = SyncWorker(timeout_s=60)
     try:
-        worker.start()
-        folder = Path(worker.client.channel.scratch or "")
-        assert folder.is_dir() and folder.name.startswith(scratch.PREFIX)
-        left = _left(worker.run(str(path), EAGER, timing=False).report.output.text)
-        assert left.parent == folder and left.exists()
+        _, folder = _littered(worker, tmp_path)
     finally:
         worker.close()
     assert not folder.exists()
 
 
 def test_a_template_killed_by_sigkill_leaves_no_folder(tmp_path):
-    path = tmp_path / "litter.py"
-    path.write_text(textwrap.dedent(LITTERING))
     worker = SyncWorker(timeout_s=60)
     try:
-        worker.start()
-        folder = Path(worker.client.channel.scratch or "")
-        left = _left(worker.run(str(path), EAGER, timing=False).report.output.text)
-        assert left.exists()
+        path, folder = _littered(worker, tmp_path)
         proc = worker.client.channel.proc
         assert proc is not None
         os.kill(proc.pid, signal.SIGKILL)
         # The next run finds the worker dead (or dying: then it says so, and the one after
         # restarts it, in a new folder, and answers).
-        result = worker.run(str(path), EAGER, timing=False)
+        result = worker.run(path, EAGER, timing=False)
         if result.report.error is not None:
             assert result.report.error.kind == "worker", result.report.error
-            result = worker.run(str(path), EAGER, timing=False)
+            result = worker.run(path, EAGER, timing=False)
         assert result.report.error is None
         assert not folder.exists()
         assert Path(worker.client.channel.scratch or "") != folder
@@ -161,6 +163,6 @@ def test_no_scratch_folder_leaves_the_environment_alone(monkeypatch):
 
     monkeypatch.setattr(tempfile, "mkdtemp", full_disk)
     assert scratch.make() is None
-    env = {"TMPDIR": "/theirs"}
+    env = {"TMPDIR": "/theirs", scratch.ENV: "/tmp/compile-playground-worker-not-ours"}
     scratch.worker_env(env, None)
     assert env == {"TMPDIR": "/theirs"}
