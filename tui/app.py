@@ -70,9 +70,11 @@ class PlaygroundApp(RunPipeline):
         if not self.is_headless:
             # SIGTERM's default action ended the app at once, the terminal left in the
             # alternate screen, raw and reporting the mouse: the shell unusable until `reset`.
-            # Quit as `q` does instead, and exit 128 + the signal, as the other commands do.
+            # Quit as `q` does instead, and exit 128 + the signal, as the other commands do
+            # (SIGINT too: sent by `kill`, as Ctrl-C in the app's raw terminal is a key; it
+            # exited 0).
             loop = asyncio.get_running_loop()
-            for signum in (signal.SIGTERM, signal.SIGHUP):
+            for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 loop.add_signal_handler(signum, self._stop_signal, signum)
 
     def _stop_signal(self, signum: int) -> None:

@@ -39,7 +39,7 @@ def _read(fd: int, seconds: float, until: bytes = b"") -> bytes:
     return out
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "SIGINT"])
 def test_a_stop_signal_gives_the_terminal_back(tmp_path: Path, signum: int):
     snippet = tmp_path / "branch.py"
     snippet.write_bytes((FIXTURES / "branch.py").read_bytes())
