@@ -64,7 +64,7 @@ def format_table(cells: list[Cell]) -> str:
     rows = [head, "-" * len(head)]
     for c in cells:
         compile_s = "" if c.compile_s is None else f"{c.compile_s:.3f}s"
-        speed = "" if c.speedup is None else f"{c.speedup:.2f}x"
+        speed = c.speedup_word
         rows.append(
             f"{c.backend:<10}{('on' if c.fullgraph else 'off'):<10}{dynamic_name(c.dynamic):<8}"
             f"{c.graphs:>7}{c.breaks:>7}{c.recompiles:>7}  {('HIT' if c.limit_hit else 'no'):<6}{c.equivalence:<6}"

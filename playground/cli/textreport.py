@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from playground.engine import phases
+from playground.engine import phases, verdicts
 from playground.engine.report import Report
-from playground.engine.speedup import speedup_reasons
+from playground.engine.speedup import machine_line, speedup_reasons, speedup_spread, speedup_word, unreliable_line
 from playground.engine.textsafe import visible
 
 
@@ -110,20 +110,11 @@ def _equivalence_lines(report: Report) -> list[str]:
     eq = report.equivalence
     if eq is None:
         return []
-    lines = [f"equivalence: {'ok' if eq.ok else 'FAIL'}"]
-    for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
-        for c in rows:
-            if c.ok and len(rows) > 6:
-                continue  # keep long lists short: show failures only
-            diff = (
-                "n/a"
-                if c.max_abs is None
-                else f"max_abs {c.max_abs:.3g} max_rel {c.max_rel if c.max_rel is None else format(c.max_rel, '.3g')}"
-            )
-            note = f"  ({c.note})" if c.note else ""
-            lines.append(f"  {kind} call {c.call} {c.name}: {'ok' if c.ok else 'FAIL'}  {diff}{note}")
-    if eq.note:
-        lines.append(f"  {eq.note}")
+    lines = [f"equivalence: {verdicts.headline(eq)}"]
+    for row in verdicts.rows(eq):
+        note = f"  ({row.detail})" if row.detail else ""
+        lines.append(f"  {row.kind} call {row.call} {row.name}: {row.result}  {row.diff}{note}")
+    lines += [f"  {text}" for text in verdicts.footnotes(eq)]
     return lines
 
 
@@ -139,12 +130,18 @@ def _timing_lines(report: Report) -> list[str]:
     lines += _phase_lines(report)  # issue 12: compile time per phase
     spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
     spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
-    speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
+    speed = speedup_word(t)
+    spread = speedup_spread(t)
     lines.append(
         f"steady state on {t.device} (median, IQR): eager {_fmt_ms(t.eager_ms)}{spread_e}  "
-        f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed} "
-        f"with {report.graph_count} graphs and {report.graph_break_count} breaks"
+        f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed}"
+        + (f" ({spread})" if spread and not t.unreliable else "")
+        + f" with {report.graph_count} graphs and {report.graph_break_count} breaks"
     )
+    if t.unreliable:
+        lines.append(f"  {unreliable_line(t)}")
+    if machine_line(t):
+        lines.append(f"  machine while timing: {machine_line(t)}")
     for reason in speedup_reasons(report):
         lines.append(f"  why {speed}: {reason}")
     return lines

@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playground.engine import phases
+from playground.engine import phases, verdicts
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
+from playground.engine.speedup import machine_line, speedup_spread, speedup_word, unreliable_line
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
 #: the file it would replace is ours. An HTML comment, so it is invisible once rendered.
@@ -240,23 +241,20 @@ def _equivalence_markdown(r: Report) -> list[str]:
     eq = r.equivalence
     if eq is None:
         return out + ["Not checked (the run stopped before)."]
-    out += [f"Overall: **{'ok' if eq.ok else 'FAIL'}**", ""]
+    out += [f"Overall: **{verdicts.headline(eq)}**", ""]
     out += [
         "| kind | call | name | dtype | max abs | max rel | atol/rtol | result |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for kind, rows in (("value", eq.outputs), ("grad", eq.grads)):
-        for c in rows:
-            tol = "" if c.atol is None else f"{c.atol:g}/{c.rtol:g}"
-            out.append(
-                f"| {kind} | {c.call} | `{_cell(c.name)}` | {c.dtype} | {_g3(c.max_abs)} | {_g3(c.max_rel)} | {tol} | "
-                f"{'ok' if c.ok else 'FAIL'} {_cell(c.note)} |"
-            )
+    for row in verdicts.rows(eq, short=False):
+        out.append(
+            f"| {row.kind} | {row.call} | `{_cell(row.name)}` | {row.dtype} | {row.max_abs} | "
+            f"{row.max_rel} | {row.tolerance} | {row.result} {_cell(row.detail)} |"
+        )
+    notes = verdicts.footnotes(eq)
+    if notes:
+        out += ["", *(f"- {_cell(text)}" for text in notes)]
     return out
-
-
-def _g3(value: float | None) -> str:
-    return "" if value is None else f"{value:.3g}"
 
 
 def _timings_markdown(r: Report) -> list[str]:
@@ -269,8 +267,15 @@ def _timings_markdown(r: Report) -> list[str]:
         f"- steady state on {t.device}: eager {_num(t.eager_ms, ' ms')} (IQR {_num(t.eager_iqr_ms)}), "
         f"compiled {_num(t.compiled_ms, ' ms')} (IQR {_num(t.compiled_iqr_ms)})"
     )
-    speed = "n/a" if t.speedup is None else f"{t.speedup:.2f}x"
-    out.append(f"- speedup {speed} with {r.graph_count} graphs and {r.graph_break_count} breaks")
+    spread = speedup_spread(t)
+    out.append(
+        f"- speedup {speedup_word(t)}{f' ({spread})' if spread and not t.unreliable else ''} "
+        f"with {r.graph_count} graphs and {r.graph_break_count} breaks"
+    )
+    if t.unreliable:
+        out.append(f"- {unreliable_line(t)}")
+    if machine_line(t):
+        out.append(f"- machine while timing: {machine_line(t)}")
     return out
 
 

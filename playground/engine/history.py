@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from playground.engine.report import Report
 from playground.engine.settings import Settings, config_word
+from playground.engine.speedup import speedup_word
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,7 @@ SPEEDUP_NOISE = 0.15
 
 
 def _speedup(r: Report) -> str:
-    if r.timings is None or r.timings.speedup is None:
-        return "n/a"
-    return f"{r.timings.speedup:.2f}x"
+    return speedup_word(r.timings)
 
 
 def _speedup_moved(before: Report, after: Report) -> bool:
@@ -75,6 +74,8 @@ def _speedup_moved(before: Report, after: Report) -> bool:
     b = after.timings.speedup if after.timings else None
     if a is None or b is None:
         return (a is None) != (b is None)
+    if _speedup(before) == "unreliable" or _speedup(after) == "unreliable":
+        return _speedup(before) != _speedup(after)  # a measurement, not the compile, moved
     return abs(b - a) > SPEEDUP_NOISE * max(abs(a), 1e-9)
 
 

@@ -55,6 +55,15 @@ class Cell:
     #: (AOT autograd, Inductor, C++/Triton, torch's bookkeeping). None when torch reported none.
     dynamo_s: float | None = None
     backend_s: float | None = None
+    #: Why the speedup is not to be believed ("" when it is): the report's timings.unreliable.
+    speedup_unreliable: str = ""
+
+    @property
+    def speedup_word(self) -> str:
+        """ "2.31x", "unrel." (the measurement says it is not to be believed) or "" (none)."""
+        if self.speedup is None:
+            return ""
+        return "unrel." if self.speedup_unreliable else f"{self.speedup:.2f}x"
 
     @classmethod
     def from_report(cls, settings: Settings, report: Report) -> Cell:
@@ -77,6 +86,7 @@ class Cell:
             compile_s=timings.compile_s if timings is not None else None,
             speedup=timings.speedup if timings is not None else None,
             mode=settings.mode,
+            speedup_unreliable=timings.unreliable if timings is not None else "",
             **_differences(report.equivalence),
             **_phase_split(report.compile_phase_totals),
         )

@@ -265,6 +265,18 @@ class Comparison(Wire):
     #: False for a leaf that could not be compared (a generator, an object whose == raised).
     compared: bool = True
     note: str = ""
+    #: In words (VERDICTS): "identical", "within tolerance", "within rounding", "differs", or ""
+    #: for a leaf not compared.
+    verdict: str = ""
+    #: RMS error against the float64 reference of eager and of compiled, when it was consulted.
+    eager_err: float | None = None
+    compiled_err: float | None = None
+    #: Where the largest difference is, and the values there, for a leaf that differs.
+    worst: str = ""
+
+
+#: The verdicts from best to worst; an Equivalence's verdict is its worst leaf's.
+VERDICTS = ("identical", "within tolerance", "within rounding", "differs")
 
 
 @dataclass(frozen=True)
@@ -273,6 +285,15 @@ class Equivalence(Wire):
     outputs: tuple[Comparison, ...] = ()
     grads: tuple[Comparison, ...] = ()
     note: str = ""
+    #: The worst leaf's verdict ("" in a report from before verdicts, or when nothing compared).
+    verdict: str = ""
+    #: Buffers, parameters and module-level tensors that a call changed, eager against compiled,
+    #: after that call.
+    state: tuple[Comparison, ...] = ()
+    #: How the reference was made: the eager run's process, and the float64 run when consulted.
+    reference: str = ""
+    #: The rule a value outside the tolerance was judged by against float64, in words.
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -292,6 +313,28 @@ class Timings(Wire):
     eager_runs: int = 0
     compiled_runs: int = 0
     speedup: float | None = None
+    #: Why the speedup is not to be believed ("" when it is): too few runs, a wide spread, a
+    #: busy machine, or an impossible result (the eager backend far from 1x).
+    unreliable: str = ""
+    #: The speedup's spread: the quartiles of the ratio over the interleaved blocks.
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    blocks: int = 0
+    machine: Machine | None = None
+    #: Graphs compiled during the timing loop (not in graph_count): the steady state was never reached.
+    graphs_during_timing: int = 0
+
+
+@dataclass(frozen=True)
+class Machine(Wire):
+    """The machine while the timings ran: how much of our CPUs others took."""
+
+    cpus: int = 0
+    #: The 1-minute load average at the end, and the runnable threads then.
+    load1: float | None = None
+    runnable: int | None = None
+    #: CPUs' worth of time that other processes (and the hypervisor) used on our CPUs meanwhile.
+    others_cpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -369,17 +412,21 @@ class Report(Wire):
 
     @property
     def equivalence_word(self) -> str:
-        """ "ok", "FAIL" or "n/a" (no equivalence yet, or the run failed)."""
+        """ "ok", "rounding" (equal within float rounding, judged against float64), "FAIL" or
+        "n/a" (no equivalence yet, or the run failed)."""
         if self.equivalence is None:
             return "n/a"
-        return "ok" if self.equivalence.ok else "FAIL"
+        if not self.equivalence.ok:
+            return "FAIL"
+        return "rounding" if self.equivalence.verdict == "within rounding" else "ok"
 
     def summary_line(self) -> str:
         """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx`: the speedup never
-        travels without the graph and break counts beside it."""
+        travels without the graph and break counts beside it, and is "unreliable" instead of a
+        number when its measurement says so."""
         speedup = "n/a"
         if self.timings is not None and self.timings.speedup is not None:
-            speedup = f"{self.timings.speedup:.2f}x"
+            speedup = "unreliable" if self.timings.unreliable else f"{self.timings.speedup:.2f}x"
         return (
             f"graphs {self.graph_count}  breaks {self.graph_break_count}  "
             f"recompiles {self.recompile_count}  equiv {self.equivalence_word}  "

@@ -8,7 +8,7 @@ explains the figure, no reason is given. The Timing pane and `check`'s text repo
 
 from __future__ import annotations
 
-from playground.engine.report import Report
+from playground.engine.report import Report, Timings
 
 #: Inside this band a speedup needs no explanation (and on a shared machine is partly noise).
 LOW, HIGH = 0.5, 2.0
@@ -21,11 +21,49 @@ _UNOPTIMISED = ("eager", "aot_eager")
 _COND = "torch.ops.higher_order.cond"
 
 
+def speedup_word(timings: Timings | None) -> str:
+    """The speedup as every view shows it in one word: "2.31x", "n/a", or "unreliable" when
+    the measurement itself says it is not to be believed (never a bold number then)."""
+    if timings is None or timings.speedup is None:
+        return "n/a"
+    if timings.unreliable:
+        return "unreliable"
+    return f"{timings.speedup:.2f}x"
+
+
+def speedup_spread(timings: Timings) -> str:
+    """The ratio's quartiles over the interleaved blocks, e.g. "1.9-2.6x over 8 blocks", or ""."""
+    if timings.speedup_low is None or timings.speedup_high is None or not timings.blocks:
+        return ""
+    return f"{timings.speedup_low:.2f}-{timings.speedup_high:.2f}x over {timings.blocks} blocks"
+
+
+def unreliable_line(timings: Timings) -> str:
+    """ "timing unreliable: <why>; measured 0.02x" for a speedup not to be believed, else ""."""
+    if not timings.unreliable:
+        return ""
+    measured = "" if timings.speedup is None else f" (measured {timings.speedup:.3g}x: not a result)"
+    return f"timing unreliable: {timings.unreliable}{measured}"
+
+
+def machine_line(timings: Timings) -> str:
+    """What the machine was doing while we timed, e.g. "others used 0.1 of 2 CPUs, load 0.4"."""
+    m = timings.machine
+    if m is None:
+        return ""
+    parts = []
+    if m.others_cpu is not None:
+        parts.append(f"other processes used {m.others_cpu:.2g} of {m.cpus} CPUs")
+    if m.load1 is not None:
+        parts.append(f"load {m.load1:.2f}")
+    return ", ".join(parts)
+
+
 def speedup_reasons(report: Report) -> tuple[str, ...]:
     """Short reasons for a speedup outside LOW..HIGH, most telling first; () when inside the
     band, not measured, or not explained by any field."""
     timings = report.timings
-    if timings is None or timings.speedup is None or LOW <= timings.speedup <= HIGH:
+    if timings is None or timings.speedup is None or timings.unreliable or LOW <= timings.speedup <= HIGH:
         return ()
     if timings.speedup > HIGH:
         return _fast(report)

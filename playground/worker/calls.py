@@ -1,5 +1,9 @@
-"""The compile and calls phase: torch.compile the target behind a counting backend, then run
-every call of inputs() eager and compiled, in order. Worker-side."""
+"""The compile and calls phase: torch.compile the target behind a counting backend, then make
+every call of inputs() compiled, in order, each with its backward. Worker-side.
+
+Only the compiled calls run here, so they see exactly the state a plain program making only
+those calls would see; the eager reference makes the same calls in a process of its own
+(reference.py), with the same per-call procedure (`call_side`)."""
 
 from __future__ import annotations
 
@@ -16,20 +20,33 @@ from playground.worker.capture import RunCapture
 from playground.worker.context import RunContext
 from playground.worker.failures import RunFailure, failure, first_line
 from playground.worker.loading import Loaded
+from playground.worker.module_state import StateTracker, same
+
+
+@dataclass
+class SideCall:
+    """One call of inputs() as one side made it (compiled here; eager or float64 in the
+    reference's process, reference.py): what equivalence compares. Pickled between processes."""
+
+    index: int
+    out: Any = None
+    #: The arguments after the call: a mutated argument is compared like an output.
+    args: tuple[Any, ...] = ()
+    mutated: bool = False
+    grads: gradients.Grads | None = None
+    grad_note: str = ""
+    #: The followed tensors this call changed (module_state.py).
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One call, both ways: what equivalence and timing compare."""
+    """One compiled call: its arguments as inputs() gave them, and what it did."""
 
     index: int
-    eager_grads: gradients.Grads | None
-    #: The arguments as inputs() gave them, before either run could mutate them.
+    #: The arguments before the call (the timing loop starts from the last call's).
     snapshot: tuple[Any, ...]
-    eager_args: tuple[Any, ...]
-    compiled_args: tuple[Any, ...]
-    eager_out: Any
-    compiled_out: Any
+    side: SideCall
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,8 @@ class CallsDone:
     records: tuple[CallRecord, ...]
     compile_s: float | None
     cache_at_first_call: dict[str, int] = field(default_factory=dict)
+    #: The compiled side's state tracker: the state at load, for comparing what either side changed.
+    tracker: StateTracker | None = None
 
 
 def as_call(call: Any, index: int) -> tuple[Any, ...]:
@@ -65,24 +84,29 @@ def as_call(call: Any, index: int) -> tuple[Any, ...]:
     )
 
 
-def clone_args(value: Any, device: str | None = None) -> Any:
+def clone_args(value: Any, device: str | None = None, float64: bool = False) -> Any:
     """Deep copy of the tensors in a call (leaves keep requires_grad), so that in-place
-    mutation in one run cannot leak into the other."""
+    mutation in one run cannot leak into the other. `float64`: floating tensors widened to
+    float64 (complex to complex128), for the float64 reference."""
     if isinstance(value, torch.Tensor):
         t = value.detach().clone()
         if device is not None:
             t = t.to(device)
+        if float64 and t.is_floating_point():
+            t = t.to(torch.float64)
+        elif float64 and t.is_complex():
+            t = t.to(torch.complex128)
         if t.is_leaf and (t.is_floating_point() or t.is_complex()):
             t.requires_grad_(value.requires_grad)
         # Python attributes ride along: torch._dynamo.mark_dynamic() stores its marks there.
         t.__dict__.update(value.__dict__)
         return t
     if isinstance(value, tuple):
-        return tuple(clone_args(v, device) for v in value)
+        return tuple(clone_args(v, device, float64) for v in value)
     if isinstance(value, list):
-        return [clone_args(v, device) for v in value]
+        return [clone_args(v, device, float64) for v in value]
     if isinstance(value, dict):
-        return {k: clone_args(v, device) for k, v in value.items()}
+        return {k: clone_args(v, device, float64) for k, v in value.items()}
     return value
 
 
@@ -139,10 +163,15 @@ def first_run_timed(
     return run
 
 
+def place_target(ctx: RunContext, loaded: Loaded) -> None:
+    """The target on the run's device, as every side of the run has it."""
+    if isinstance(loaded.target, torch.nn.Module) and ctx.settings.device != "cpu":
+        loaded.target.to(ctx.settings.device)
+
+
 def compile_target(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> Callable[..., Any]:
     settings = ctx.settings
-    if isinstance(loaded.target, torch.nn.Module) and settings.device != "cpu":
-        loaded.target.to(settings.device)
+    place_target(ctx, loaded)
     return torch.compile(
         loaded.target,
         fullgraph=settings.fullgraph,
@@ -151,22 +180,67 @@ def compile_target(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> Call
     )
 
 
-def run_calls(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> CallsDone:
-    """Every call of inputs(), eager then compiled; NoCalls when there is none."""
+@dataclass(frozen=True)
+class StopAt:
+    """Where the eager reference failed: the compiled calls stop there with its error (the
+    snippet's own failure is reported as before, after the compiled calls that preceded it)."""
+
+    index: int
+    failure: RunFailure
+
+
+def run_calls(ctx: RunContext, loaded: Loaded, capture: RunCapture, stop: StopAt | None = None) -> CallsDone:
+    """Every call of inputs(), compiled, each with its backward; NoCalls when there is none.
+    Nothing else runs between them: the eager reference is another process's (reference.py)."""
     compiled = compile_target(ctx, loaded, capture)
+    tracker = StateTracker(loaded.module, loaded.target)
+    if tracker.note:
+        ctx.notes.append(tracker.note)
     records: list[CallRecord] = []
     first: tuple[float | None, dict[str, int]] = (None, {})
-    for index, raw in _numbered(ctx, loaded):
-        record, elapsed = _one_call(ctx, index, raw, loaded, compiled, capture)
+    for index, raw in numbered(ctx, loaded):
+        if stop is not None and index == stop.index:
+            raise stop.failure
+        snapshot = clone_args(as_call(raw, index), ctx.settings.device)
+        ctx.progress("compiling", f"compiling call {index}", index)
+        timer = _Timed(ctx.settings.device)
+
+        def forward(*args: Any, index: int = index, timer: _Timed = timer) -> Any:
+            capture.call_started(index, loaded.target, args)  # which cache entry serves it
+            try:
+                with timer:
+                    return compiled(*args)
+            finally:
+                capture.call_finished(loaded.target, args)
+
+        side = call_side(ctx, index, snapshot, forward, loaded, tracker, "compiled")
         if index == 1:
-            first = (elapsed, compat.cache_counts())
-        records.append(record)
+            first = (timer.seconds, compat.cache_counts())
+        records.append(CallRecord(index, snapshot, side))
+    if stop is not None and stop.index > len(records):
+        raise stop.failure  # the reference failed on a call this side never reached
     if not records:
         raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
-    return CallsDone(compiled, tuple(records), *first)
+    return CallsDone(compiled, tuple(records), *first, tracker=tracker)
 
 
-def _numbered(ctx: RunContext, loaded: Loaded) -> Any:
+class _Timed:
+    """The forward's seconds (call 1's is the cold compile), synchronized on CUDA."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.seconds: float | None = None
+
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            timing.synchronize(self.device)
+        self.seconds = time.perf_counter() - self.t0
+
+
+def numbered(ctx: RunContext, loaded: Loaded) -> Any:
     """(1, call), (2, call)...; a generator raising mid-way is the snippet's failure."""
     index = 0
     while True:
@@ -180,35 +254,47 @@ def _numbered(ctx: RunContext, loaded: Loaded) -> Any:
         yield index, raw
 
 
-def _one_call(
-    ctx: RunContext, index: int, raw: Any, loaded: Loaded, compiled: Callable[..., Any], capture: RunCapture
-) -> tuple[CallRecord, float]:
-    """One call eager (with its backward), then compiled; the record and the compiled call's
-    seconds (call 1's is the cold compile)."""
-    device = ctx.settings.device
-    args = as_call(raw, index)
-    snapshot, a_eager, a_compiled = (clone_args(args, device) for _ in range(3))
-    seed = 1234 + index
-    ctx.progress("compiling", f"eager call {index}", index)
-    torch.manual_seed(seed)
+#: What each side's failure in a call is, and how the message names the side.
+_SIDE_WORDS = {
+    "compiled": ("compile", "compiled call {index} raised"),
+    "eager": ("snippet", "the target raised in eager mode on call {index}"),
+    "float64": ("snippet", "the float64 reference raised on call {index}"),
+}
+
+
+def call_side(
+    ctx: RunContext,
+    index: int,
+    snapshot: tuple[Any, ...],
+    fn: Callable[..., Any],
+    loaded: Loaded,
+    tracker: StateTracker,
+    side: str,
+    float64: bool = False,
+) -> SideCall:
+    """One call on one side, the same on every side: a fresh copy of the arguments, the call's
+    seed, the forward, its backward (the gradients it gives, with .grad put back as it was, so
+    the next call sees what a plain program leaves), the state the call changed."""
+    kind, words = _SIDE_WORDS[side]
+    args = clone_args(snapshot, float64=float64)
+    torch.manual_seed(1234 + index)
     try:
-        out_eager = loaded.target(*a_eager)
-    except BaseException as exc:  # noqa: BLE001
-        raise failure("snippet", exc, ctx.path, f"the target raised in eager mode on call {index}") from None
-    # Eager's backward runs now, before the compiled forward: a module that updates buffers
-    # in place (BatchNorm's running stats) would otherwise invalidate what eager's graph
-    # saved, and blame the snippet for our ordering.
+        out = fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - on the compiled side, eager ran: a finding about torch.compile
+        raise failure(kind, exc, ctx.path, words.format(index=index)) from None
     loss_fn = loaded.module.__dict__.get("loss")
-    grads = gradients.eager_grads(ctx, index, out_eager, a_eager, loss_fn, loaded.params_owner)
-    ctx.progress("compiling", f"compiling call {index}", index)
-    torch.manual_seed(seed)
-    capture.call_started(index, loaded.target, a_compiled)  # issue 11: which entry serves it
-    t0 = time.perf_counter()
-    try:
-        out_compiled = compiled(*a_compiled)
-        timing.synchronize(device)
-    except BaseException as exc:  # noqa: BLE001 - eager ran: this is a finding about torch.compile
-        raise failure("compile", exc, ctx.path, f"compiled call {index} raised") from None
-    elapsed = time.perf_counter() - t0
-    capture.call_finished(loaded.target, a_compiled)
-    return CallRecord(index, grads, snapshot, a_eager, a_compiled, out_eager, out_compiled), elapsed
+    grads, note = gradients.side_grads(ctx, index, out, args, loss_fn, tracker.modules, side)
+    mutated = _changed(snapshot, args)
+    return SideCall(index, out, args, mutated, grads, note, tracker.changes())
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether a call changed its arguments in place (any layout: sparse ones compare dense)."""
+    for (_, b), (_, a) in zip(equivalence.leaves(before, "input"), equivalence.leaves(after, "input")):
+        if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
+            try:
+                if b.shape != a.shape or not same(equivalence.plain(b), equivalence.plain(a)):
+                    return True
+            except Exception:  # noqa: BLE001 - a tensor we cannot read: compare it, to be safe
+                return True
+    return False

@@ -51,6 +51,15 @@ _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
 # --- small helpers that must never raise -----------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class Unsent:
+    """Stands for a value the eager reference could not send across processes (pickle refused
+    it: a generator, a lambda, a class made per call): not compared, and said so."""
+
+    type_name: str
+    why: str
+
+
 def _printable(text: str) -> str:
     """Control characters escaped: notes reach terminals, and the snippet chose the text."""
     if text.isprintable():
@@ -76,7 +85,7 @@ def safe_repr(value: Any) -> str:
     return _printable(text)
 
 
-def _describe_exc(exc: BaseException) -> str:
+def describe_exc(exc: BaseException) -> str:
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
@@ -225,7 +234,7 @@ def _layout_name(t: torch.Tensor) -> str:
     return _dtype_name(t.layout).lstrip("_")
 
 
-def _plain(t: torch.Tensor) -> torch.Tensor:
+def plain(t: torch.Tensor) -> torch.Tensor:
     """A dense, strided CPU copy without autograd: what the arithmetic below can work on."""
     t = t.detach()
     if t.is_quantized:
@@ -245,7 +254,7 @@ def _nested_flat(e: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.
             return f"component {i} shape {tuple(y.shape)} != eager {tuple(x.shape)}"
     if not ec:
         return torch.zeros(0, dtype=e.dtype), torch.zeros(0, dtype=a.dtype)
-    flat = [torch.cat([_plain(c).reshape(-1) for c in comps]) for comps in (ec, ac)]
+    flat = [torch.cat([plain(c).reshape(-1) for c in comps]) for comps in (ec, ac)]
     return flat[0], flat[1]
 
 
@@ -256,7 +265,7 @@ def compare_tensors(
     try:
         return _compare_tensors(name, expected, actual, call, override)
     except BaseException as exc:  # noqa: BLE001 - subclasses and exotic layouts may refuse anything
-        return _not_compared(name, call, f"reading the tensors raised {_describe_exc(exc)}")
+        return _not_compared(name, call, f"reading the tensors raised {describe_exc(exc)}")
 
 
 def _compare_tensors(
@@ -288,7 +297,7 @@ def _compare_tensors(
             return entry
         e, a = flat
     else:
-        e, a = _plain(expected), _plain(actual)
+        e, a = plain(expected), plain(actual)
     _measure(entry, e, a, override)
     if problems:
         entry["ok"] = False
@@ -388,7 +397,7 @@ def _eq_verdict(e: Any, a: Any) -> bool | str:
     try:
         result = e == a
     except BaseException as exc:  # noqa: BLE001 - the user's __eq__ may raise anything
-        return f"{_type_name(e)}.__eq__ raised {_describe_exc(exc)}"
+        return f"{_type_name(e)}.__eq__ raised {describe_exc(exc)}"
     if isinstance(result, bool):
         return result
     if isinstance(result, torch.Tensor):
@@ -396,7 +405,7 @@ def _eq_verdict(e: Any, a: Any) -> bool | str:
     try:
         return bool(result)
     except BaseException as exc:  # noqa: BLE001 - numpy arrays and the like refuse bool()
-        return f"{_type_name(e)}.__eq__ returned a {_type_name(result)} whose bool() raised {_describe_exc(exc)}"
+        return f"{_type_name(e)}.__eq__ returned a {_type_name(result)} whose bool() raised {describe_exc(exc)}"
 
 
 def _attributes(value: Any) -> dict[str, Any] | None:
@@ -484,9 +493,13 @@ class _Walk:
         try:
             self._visit(e, a, path, depth)
         except BaseException as exc:  # noqa: BLE001 - the last line of defence: never raise
-            self.add(_not_compared(path, self.call, f"comparing raised {_describe_exc(exc)}"))
+            self.add(_not_compared(path, self.call, f"comparing raised {describe_exc(exc)}"))
 
     def _visit(self, e: Any, a: Any, path: str, depth: int) -> None:
+        if type(e) is Unsent:
+            why = f"the eager reference's {e.type_name} could not be sent between processes ({e.why})"
+            self.add(_not_compared(path, self.call, why, dtype=e.type_name))
+            return
         if _is_tensor(e) or _is_tensor(a):
             self._tensors(e, a, path)
             return
@@ -586,7 +599,7 @@ class _Walk:
             if isinstance(verdict, bool):
                 self.add(_entry(path, self.call, verdict, "" if verdict else "numpy arrays differ"))
             else:
-                self.add(_not_compared(path, self.call, f"a numpy array torch cannot read ({_describe_exc(exc)})"))
+                self.add(_not_compared(path, self.call, f"a numpy array torch cannot read ({describe_exc(exc)})"))
             return
         entry = compare_tensors(path, te, ta, self.call, self.override)
         entry["dtype"] = f"numpy {entry['dtype']}"
@@ -650,29 +663,40 @@ def default_loss(output: Any, notes: list[str] | None = None) -> torch.Tensor | 
             total = part if total is None else total + part.to(total.device)
         except Exception as exc:  # noqa: BLE001 - an exotic tensor must not end the gradient check
             if notes is not None:
-                notes.append(f"default loss left out {path}: {_describe_exc(exc)}")
+                notes.append(f"default loss left out {path}: {describe_exc(exc)}")
     return total
 
 
-def collect_grads(args: tuple[Any, ...], module: torch.nn.Module | None) -> dict[str, torch.Tensor | None]:
+def _param_names(modules: list[tuple[str, torch.nn.Module]]) -> list[tuple[str, torch.Tensor]]:
+    """(name, parameter) of the snippet's modules: the target's by its own names ("weight"),
+    the others' by the name the snippet gave the module ("net.weight")."""
+    found: list[tuple[str, torch.Tensor]] = []
+    seen: set[int] = set()
+    for i, (prefix, module) in enumerate(modules):
+        for name, param in module.named_parameters():
+            if id(param) in seen:
+                continue
+            seen.add(id(param))
+            found.append((name if i == 0 and prefix in ("model", "fn") else f"{prefix}.{name}", param))
+    return found
+
+
+def grad_leaves(args: tuple[Any, ...], modules: list[tuple[str, torch.nn.Module]]) -> list[torch.Tensor]:
+    """Every tensor whose .grad a backward can write: the inputs that require grad, the parameters."""
+    found = [leaf for _, leaf in leaves(args, "input") if _is_tensor(leaf) and leaf.requires_grad]
+    return found + [p for _, p in _param_names(modules)]
+
+
+def collect_grads(args: tuple[Any, ...], modules: list[tuple[str, torch.nn.Module]]) -> dict[str, torch.Tensor | None]:
     """Gradients of every input that requires grad (by position) and every parameter (by name)."""
     grads: dict[str, torch.Tensor | None] = {}
     for path, leaf in leaves(args, "input"):
         if _is_tensor(leaf) and leaf.requires_grad:
             grads[path] = None if leaf.grad is None else leaf.grad.detach().clone()
-    if module is not None:
-        for name, param in module.named_parameters():
-            if param.requires_grad:
-                grads[name] = None if param.grad is None else param.grad.detach().clone()
+    for name, param in _param_names(modules):
+        if param.requires_grad:
+            grads[name] = None if param.grad is None else param.grad.detach().clone()
     return grads
-
-
-def zero_grads(args: tuple[Any, ...], module: torch.nn.Module | None) -> None:
-    for _, leaf in leaves(args, "input"):
-        if _is_tensor(leaf) and leaf.grad is not None:
-            leaf.grad = None
-    if module is not None:
-        module.zero_grad(set_to_none=True)
 
 
 def compare_grads(

@@ -2,8 +2,8 @@
 equivalence and timings. Runs inside the worker process (imports torch).
 
 The run is a sequence of phases, each a function in its own module that returns a value:
-load (loading.py), compile and calls (calls.py), diagnostics (diagnostics.py), equivalence
-(checking.py), timing (timed.py). The report is assembled from those values once, at the end;
+load (loading.py), the eager reference (reference.py: another process's), compile and calls
+(calls.py), diagnostics (diagnostics.py), equivalence (checking.py), timing (timed.py). The report is assembled from those values once, at the end;
 a phase that fails ends the run with its error, and the values of the phases before it stay.
 
 Order matters for honesty: diagnostics first (what torch did), then equivalence (is the
@@ -24,10 +24,11 @@ import torch
 from playground.engine.report import Equivalence, Report, RunError, Timings
 from playground.engine.settings import Settings
 from playground.worker import checking, compat, diagnostics, loading, memory, switches, timed
-from playground.worker.calls import run_calls
+from playground.worker.calls import StopAt, run_calls
 from playground.worker.capture import Capturer, RunCapture
 from playground.worker.context import Emit, RunContext, RunRequest
 from playground.worker.failures import Cancelled, RunFailure, unexpected
+from playground.worker.reference import References
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ def run_experiment(
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
     capture = capturer.begin(request.path, keep_trace_lines=request.trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
+    references = References(ctx, dict(message))
     scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     error: RunError | None = None
     try:
@@ -75,7 +77,7 @@ def run_experiment(
             compat.deterministic_inductor_rng(),
             switches.applied(request.settings),
         ):
-            phases.run(scope, base)
+            phases.run(scope, base, references)
     except RunFailure as failure_:
         error = failure_.error
     except Cancelled:
@@ -166,16 +168,30 @@ class Phases:
         self.diagnostics: diagnostics.Diagnostics | None = None
         self.equivalence: Equivalence | None = None
         self.timings: Timings | None = None
+        #: Set once the calls' diagnostics are final (before the timing loop).
+        self.frozen = False
 
-    def run(self, scope: loading.SnippetScope, base: Report) -> None:
+    def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
         ctx = self.ctx
+        references.before_load()
         t0 = time.perf_counter()
         module = loading.load(ctx, scope)
         load_s = time.perf_counter() - t0
         loaded = loading.prepare(ctx, module)
-        done = run_calls(ctx, loaded, self.capture)
+        t_ref = time.perf_counter()
+        # The compiled calls start once the eager reference is done: the two never share the
+        # CPUs, so the cold compile is timed as in a plain process.
+        eager = references.eager()
+        reference_s = time.perf_counter() - t_ref
+        stop = None
+        if eager.error is not None and eager.failed_call is not None:
+            stop = StopAt(eager.failed_call, RunFailure.of(eager.error))
+        elif eager.error is not None:
+            ctx.notes.append(f"the eager reference could not load the snippet: {eager.error.message}")
+        t1 = time.perf_counter()
+        done = run_calls(ctx, loaded, self.capture, stop)
         self.calls = len(done.records)
-        self.phase_s = {"load": load_s, "calls": time.perf_counter() - t0 - load_s}
+        self.phase_s = {"load": load_s, "reference": reference_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)
         found = self.report(base)
         note = nothing_compiled(ctx.settings, found)
@@ -183,9 +199,14 @@ class Phases:
             ctx.notes.append(note)
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
-        t1 = time.perf_counter()
-        self.equivalence = checking.check(ctx, done.records, loaded)
-        self.phase_s["equivalence"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        initial = done.tracker.initial if done.tracker is not None else {}
+        self.equivalence = checking.check(ctx, done.records, eager, initial, loaded, references.float64)
+        self.phase_s["equivalence"] = time.perf_counter() - t2
+        # What the calls made torch do is read now: the timing loop's extra calls never count
+        # (graphs it compiles are reported apart, as a finding of the timing).
+        self.diagnostics = diagnostics.refresh(self.capture, self.diagnostics)
+        self.frozen = True
         if ctx.request.timing:
             # Diagnostics and output describe the calls of inputs(); the thousands of timed
             # repetitions would only drown them.
@@ -193,15 +214,28 @@ class Phases:
             memory.as_a_plain_process()  # timed as in the user's own process (memory.py)
             if self.on_timing_start is not None:
                 self.on_timing_start()
-            t2 = time.perf_counter()
-            self.timings = timed.time_calls(ctx, done, loaded.target, self.first_inductor)
-            self.phase_s["timing"] = time.perf_counter() - t2
+            t3 = time.perf_counter()
+            graphs = len(self.capture.graphs)
+            found = self.diagnostics.report
+            frames = found.graph_count + found.graph_break_count
+            timings = timed.time_calls(ctx, done, loaded.target, self.first_inductor, frames)
+            during = len(self.capture.graphs) - graphs
+            del self.capture.graphs[graphs:]
+            self.timings = replace(timings, graphs_during_timing=during) if during else timings
+            if during:
+                ctx.notes.append(
+                    f"recompiles during timing: {during} more graph(s) compiled while timing the last call, "
+                    "so the steady state was never reached; the speedup measures recompiling"
+                )
+            self.phase_s["timing"] = time.perf_counter() - t3
 
     def report(self, base: Report) -> Report:
         """`base` with what the phases have found so far; the diagnostics read once, then only
         refreshed where equivalence added to the capture (diagnostics.refresh)."""
         if self.diagnostics is None:
             found = diagnostics.read(self.capture)
+        elif self.frozen:
+            found = self.diagnostics
         else:
             found = diagnostics.refresh(self.capture, self.diagnostics)
         return replace(

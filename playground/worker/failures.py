@@ -24,6 +24,11 @@ class RunFailure(Exception):
         super().__init__(message)
         self.error = RunError(kind=kind, type=exc_type, message=message, line=line, detail=detail)
 
+    @classmethod
+    def of(cls, error: RunError) -> RunFailure:
+        """The failure another process reported (the eager reference's), raised here."""
+        return cls(error.kind, error.type, error.message, error.line, error.detail)
+
 
 def first_line(text: str, limit: int = 300) -> str:
     for line in (text or "").splitlines():

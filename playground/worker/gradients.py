@@ -1,7 +1,6 @@
-"""Gradients of one call, eager and compiled: the loss, the backward passes, the comparison.
-
-Worker-side. Eager's backward runs right after eager's forward (see calls.py); the compiled
-backward runs in the equivalence phase.
+"""Gradients of one call on one side: the loss and its backward, right after the forward (a
+module that updates buffers in place, BatchNorm's running stats, would otherwise invalidate
+what the forward saved by the next call). Worker-side.
 """
 
 from __future__ import annotations
@@ -35,52 +34,41 @@ def loss_of(ctx: RunContext, loss_fn: Any, output: Any, which: str, index: int) 
     return value if value.requires_grad else None
 
 
-def eager_grads(
-    ctx: RunContext, index: int, out: Any, args: tuple[Any, ...], loss_fn: Any, owner: torch.nn.Module | None
-) -> Grads | None:
-    """Eager's gradients for one call (None when nothing requires grad)."""
-    equivalence.zero_grads(args, owner)
-    loss_e = loss_of(ctx, loss_fn, out, "eager", index)
-    if loss_e is None:
-        return None
-    try:
-        loss_e.reshape(()).backward()
-    except BaseException as exc:  # noqa: BLE001
-        raise failure("snippet", exc, ctx.path, f"eager backward of call {index} raised") from None
-    grads = equivalence.collect_grads(args, owner)
-    # Parameters are shared by the module and its compiled wrapper: clear them between passes.
-    equivalence.zero_grads(args, owner)
-    return grads
-
-
-def compare_compiled(
+def side_grads(
     ctx: RunContext,
     index: int,
-    g_eager: Grads,
     out: Any,
     args: tuple[Any, ...],
     loss_fn: Any,
-    owner: torch.nn.Module | None,
-    override: Any,
-) -> list[dict[str, Any]]:
-    """The compiled backward of one call, compared with eager's gradients."""
-    equivalence.zero_grads(args, owner)
-    loss_c = loss_of(ctx, loss_fn, out, "compiled", index)
-    if loss_c is None:
-        return [
-            {
-                "name": "loss",
-                "call": index,
-                "ok": False,
-                "max_abs": None,
-                "max_rel": None,
-                "note": "compiled output does not require grad",
-            }
-        ]
+    modules: list[tuple[str, torch.nn.Module]],
+    side: str,
+) -> tuple[Grads | None, str]:
+    """One side's gradients for one call: the backward of its loss, read, then every `.grad` put
+    back as the call left it, so that the next call (and a training step's own optimizer) sees
+    what a plain program making only the calls would. (None, why) when there are none."""
+    leaves = equivalence.grad_leaves(args, modules)
+    saved = [(t, t.grad) for t in leaves]
+    for t in leaves:
+        t.grad = None
     try:
-        loss_c.reshape(()).backward()
-    except BaseException as exc:  # noqa: BLE001
-        raise failure("compile", exc, ctx.path, f"compiled backward of call {index} raised") from None
-    g_compiled = equivalence.collect_grads(args, owner)
-    equivalence.zero_grads(args, owner)
-    return equivalence.compare_grads(g_eager, g_compiled, index, override)
+        loss = loss_of(ctx, loss_fn, out, side, index)
+        if loss is None:
+            return None, "no gradients: nothing in the output requires grad"
+        try:
+            loss.reshape(()).backward()
+        except RuntimeError as exc:
+            if "backward through the graph a second time" in str(exc):
+                # A training step that ran its own backward on what it returned.
+                return None, "no gradients: the snippet's own backward already used the output's graph"
+            raise _backward_failure(ctx, exc, side, index) from None
+        except BaseException as exc:  # noqa: BLE001
+            raise _backward_failure(ctx, exc, side, index) from None
+        return equivalence.collect_grads(args, modules), ""
+    finally:
+        for t, grad in saved:
+            t.grad = grad
+
+
+def _backward_failure(ctx: RunContext, exc: BaseException, side: str, index: int) -> RunFailure:
+    kind = "compile" if side == "compiled" else "snippet"
+    return failure(kind, exc, ctx.path, f"{side} backward of call {index} raised")

@@ -16,6 +16,7 @@ from playground.worker import procs, reexec, warmup
 from playground.worker.channel import Channel
 from playground.worker.child import code_child, rss_mb, run_child, run_here, run_timeout
 from playground.worker.code_run import CodeRun
+from playground.worker.reference import Forked
 from playground.worker.spare import Spare
 from playground.worker.stragglers import Stragglers
 
@@ -55,7 +56,9 @@ class Template:
         self.inductor_started = False
         self.child: int | None = None
         self.spare = Spare()
-        self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid) if p is not None})
+        #: The run's reference processes (reference.py), while it runs.
+        self.references: Forked | None = None
+        self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
         #: did: for measuring what isolation costs, never for use (runs leak into each other).
         self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
@@ -127,16 +130,28 @@ class Template:
         request = self.requests.pending.popleft()
         return None if request.get("op") == "shutdown" else request
 
+    def _reference_pids(self) -> list[int]:
+        return self.references.pids if self.references is not None else []
+
     def _run(self, request: dict[str, Any]) -> None:
         run_id = request.get("id")
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
         code = CodeRun.asked(request)
         try:
-            outcome, status = self._first(request if code is None else code.run_request())
+            run = request if code is None else code.run_request()
+            if self.isolated:
+                # Forked before the run's child gets its request: they load the snippet
+                # alongside it, from the template's state, as it does (reference.py).
+                self.references = Forked(self, request)
+                run = self.references.request(run)
+            outcome, status = self._first(run)
             if code is not None:
                 outcome, status = self._with_code(code, outcome, status)
         finally:
+            if self.references is not None:
+                self.references.close()
+                self.references = None
             if code is not None:
                 code.close()
         self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
@@ -240,6 +255,9 @@ class Template:
         if self.child is not None:
             procs.kill_all([self.child])
             self.child = None
+        if self.references is not None:
+            self.references.close()
+            self.references = None
         self.spare.drop()
         self.stragglers.settle()
 

@@ -7,9 +7,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from playground.engine.report import Timings
+from playground.engine.report import Machine, Timings
 from playground.engine.settings import Settings
-from playground.worker import timing
+from playground.worker import machine, timing
 from playground.worker.calls import CallsDone, clone_args
 from playground.worker.context import RunContext
 from playground.worker.failures import failure, raised_in_snippet
@@ -27,16 +27,23 @@ class _Counted:
         return self.fn(*args)
 
 
-def time_calls(ctx: RunContext, done: CallsDone, target: Callable[..., Any], first_inductor: bool) -> Timings:
+def time_calls(
+    ctx: RunContext, done: CallsDone, target: Callable[..., Any], first_inductor: bool, frames: int = 1
+) -> Timings:
     """Eager and compiled on the last call's inputs; `first_inductor`: this process had never run
-    Inductor, so the cold compile holds its one-time start-up."""
+    Inductor, so the cold compile holds its one-time start-up; `frames`: the graphs and breaks
+    each compiled call goes through (what Dynamo's per-call overhead scales with)."""
     settings = ctx.settings
     index = done.records[-1].index
     ctx.progress("timing", f"timing eager vs compiled on call {index}", index)
+    watch = machine.Watch.start()
     steady = _steady(ctx, done, target)
-    for key in ("eager_ms", "compiled_ms", "speedup", "eager_iqr_ms", "compiled_iqr_ms"):
+    seen = watch.stop()
+    for key in ("eager_ms", "compiled_ms", "speedup", "eager_iqr_ms", "compiled_iqr_ms", "speedup_low", "speedup_high"):
         if steady.get(key) is not None and not math.isfinite(steady[key]):
             steady[key] = None
+    steady["unreliable"] = unreliable(settings.backend, steady, seen, frames)
+    steady["machine"] = seen.to_dict()
     note = ""
     if settings.backend == "inductor" and first_inductor:
         note = "first Inductor run in this worker: compile_s includes Inductor's one-time start-up"
@@ -74,6 +81,42 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
         raise failure(
             kind, exc, ctx.path, f"raised during timing, {side} call {counted.calls} of the timing loop"
         ) from None
+
+
+#: Others' CPU time on our CPUs (a share of them) past which the machine counts as busy.
+BUSY_SHARE = 0.25
+#: The spread of the per-block ratio (upper quartile over lower) past which it means nothing.
+MAX_SPREAD = 1.5
+#: The eager and aot_eager backends run the very ops eager runs: Dynamo can only take Python's
+#: overhead away (tiny models: a few times faster at most) and add its own, tens of
+#: microseconds per frame. Outside these, the measurement is wrong, not the compile.
+SAME_OPS_BACKENDS = frozenset({"eager", "aot_eager"})
+SAME_OPS_MAX_SPEEDUP = 4.0
+SAME_OPS_OVERHEAD_MS = 1.0  # and 0.2 ms more per frame
+
+
+def unreliable(backend: str, steady: dict[str, Any], seen: Machine, frames: int) -> str:
+    """Why this speedup is not to be believed, in words ("" when it is): the views print this
+    in place of the number."""
+    why = []
+    runs = min(steady.get("eager_runs") or 0, steady.get("compiled_runs") or 0)
+    if runs < timing.MIN_RUNS:
+        eager_ms = steady.get("eager_ms") or 0.0
+        why.append(f"{runs} run{'s' if runs != 1 else ''} (a call takes {eager_ms:.3g} ms; raise --min-run-time)")
+    if seen.others_cpu is not None and seen.cpus and seen.others_cpu > BUSY_SHARE * seen.cpus:
+        why.append(f"machine busy: other processes used {seen.others_cpu:.2g} of {seen.cpus} CPUs meanwhile")
+    low, high = steady.get("speedup_low"), steady.get("speedup_high")
+    if low and high and high / low > MAX_SPREAD:
+        why.append(f"the ratio swung from {low:.3g}x to {high:.3g}x between blocks")
+    speedup, e_ms, c_ms = steady.get("speedup"), steady.get("eager_ms"), steady.get("compiled_ms")
+    if backend in SAME_OPS_BACKENDS and speedup and e_ms is not None and c_ms is not None:
+        overhead = SAME_OPS_OVERHEAD_MS + 0.2 * max(frames, 1)
+        if speedup > SAME_OPS_MAX_SPEEDUP or (c_ms - e_ms > overhead and speedup < 1 / SAME_OPS_MAX_SPEEDUP):
+            why.append(
+                f"a measurement problem: backend {backend} runs eager's own ops, so {speedup:.3g}x "
+                f"(eager {e_ms:.3g} ms, compiled {c_ms:.3g} ms) cannot be its result"
+            )
+    return "; ".join(why)
 
 
 def cache_word(settings: Settings, counts: dict[str, int]) -> str:

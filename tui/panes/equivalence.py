@@ -1,4 +1,5 @@
-"""Eager against compiled: values and gradients in two tables, each row pass or FAIL."""
+"""Eager against compiled: values, gradients and changed state in tables, each row with its
+verdict (playground/engine/verdicts.py words them for every view)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.report import Comparison, Report
+from playground.engine import verdicts
+from playground.engine.report import Comparison, Equivalence, Report
 from tui.panes.common import BAD, DIM, GOOD, HEADING, number, verdict
 
 
@@ -17,16 +19,29 @@ def render_equivalence(report: Report) -> RenderableType:
         if report.stage == "diagnostics":
             return Text("equivalence: pending (the check runs after the last call)", style=DIM)
         return Text("equivalence: not checked in this run", style=DIM)
-    if equivalence.ok:
-        headline = Text("equivalence ok: compiled matches eager within tolerance", style=GOOD)
-    else:
-        headline = Text("equivalence FAIL: compiled differs from eager", style=BAD)
-    parts: list[RenderableType] = [headline]
+    parts: list[RenderableType] = [_headline(equivalence)]
     parts.append(_table("values (outputs)", equivalence.outputs))
     parts.append(_table("gradients", equivalence.grads))
-    if equivalence.note:
-        parts.append(Text(equivalence.note, style=DIM))
+    if equivalence.state:
+        parts.append(_table("state (buffers, parameters, module-level tensors a call changed)", equivalence.state))
+    for text in verdicts.footnotes(equivalence):
+        parts.append(Text(text, style=DIM))
     return Group(*parts)
+
+
+_HEADLINES = {
+    "identical": "compiled matches eager bit for bit",
+    "within tolerance": "compiled matches eager within tolerance",
+    "within rounding": "compiled differs from eager only by float rounding (judged against float64)",
+    "differs": "compiled differs from eager",
+}
+
+
+def _headline(equivalence: Equivalence) -> Text:
+    words = _HEADLINES.get(equivalence.verdict) or (
+        "compiled matches eager within tolerance" if equivalence.ok else "compiled differs from eager"
+    )
+    return Text(f"equivalence {verdicts.headline(equivalence)}: {words}", style=GOOD if equivalence.ok else BAD)
 
 
 def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
@@ -62,8 +77,8 @@ def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
             "atol": number(row.atol),
             "rtol": number(row.rtol),
         }
-        result = verdict(row.ok)
-        if row.note:
-            result = Text.assemble(result, (f" {row.note}", DIM))
+        result = Text(verdicts.result(row), style=GOOD if row.ok else BAD) if row.verdict else verdict(row.ok)
+        if verdicts.detail(row):
+            result = Text.assemble(result, (f" {verdicts.detail(row)}", DIM))
         table.add_row(*(cells[c] for c in columns), result)
     return Group(Text(f"\n{caption}", style=HEADING), table)

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from playground.engine import phases
 from playground.engine.report import Report, Timings
-from playground.engine.speedup import speedup_reasons
+from playground.engine.speedup import machine_line, speedup_reasons, speedup_spread, speedup_word, unreliable_line
 from tui.panes.common import BAD, DIM, HEADING, WARN, number
 
 _CACHE_WORDS = {
@@ -54,13 +54,19 @@ def render_timings(report: Report) -> RenderableType:
         str(timings.compiled_runs or "n/a"),
     )
     parts.append(table)
-    speedup = "n/a" if timings.speedup is None else f"{timings.speedup:.2f}x"
-    context = Text(f"speedup {speedup}", style=HEADING)
+    context = Text(f"speedup {speedup_word(timings)}", style=BAD if timings.unreliable else HEADING)
+    spread = speedup_spread(timings)
+    if spread and not timings.unreliable:
+        context.append(f" ({spread})", style=DIM)
     context.append(
         f"  with graphs {report.graph_count}  breaks {report.graph_break_count}",
         style=BAD if report.graph_break_count else "",
     )
     parts.append(context)
+    if timings.unreliable:
+        parts.append(Text(f"  {unreliable_line(timings)}", style=BAD))
+    if machine_line(timings):
+        parts.append(Text(f"  machine while timing: {machine_line(timings)}", style=DIM))
     for reason in speedup_reasons(report):
         parts.append(Text(f"  why: {reason}", style=WARN))
     parts.append(Text(timed_words(report, timings), style=DIM))

@@ -105,7 +105,7 @@ def row_cells(settings: Settings, cell: Cell | None, state: str) -> dict[str, Te
     if cell is None:
         blank = {key: _padded("", right) for key, _, right in COLUMNS if key not in values}
         return values | blank | {"raised": _padded(state, False, DIM if state == "waiting" else WARN)}
-    speedup = "n/a" if cell.speedup is None else f"{cell.speedup:.2f}x"
+    speedup = cell.speedup_word or "n/a"
     return values | {
         "graphs": _padded(str(cell.graphs), True),
         "breaks": _padded(str(cell.breaks), True, WARN if cell.breaks else ""),
@@ -134,8 +134,7 @@ def detail_text(settings: Settings, cell: Cell | None, state: str) -> Text:
     text.append(
         f"graphs {cell.graphs}  breaks {cell.breaks}  recompiles {cell.recompiles}  "
         f"recompile limit {'HIT' if cell.limit_hit else 'not hit'}  equiv {cell.equivalence}  "
-        f"compile {_seconds(cell.compile_s)} (first call){_phase_words(cell)}  speedup "
-        + ("n/a" if cell.speedup is None else f"{cell.speedup:.2f}x")
+        f"compile {_seconds(cell.compile_s)} (first call){_phase_words(cell)}  speedup " + (cell.speedup_word or "n/a")
     )
     return text
 

@@ -1,0 +1,346 @@
+"""The references a run's compiled calls are judged against, each made in a process of its own.
+
+The contract: the compiled calls see exactly the state a plain program making only those calls
+would see. An eager reference that shares the process shares everything the calls touch (a
+global read then stored, a module's buffers, an optimizer's weights, the RNG, a class defined
+per call), so the template forks two more processes per run, before the run's child has loaded
+anything, each of which loads the snippet itself from the same bytes and seeds:
+
+- the eager reference makes every call of inputs() with the target itself, with the same
+  per-call procedure as the compiled side (calls.call_side), and writes what it saw to a file;
+- the float64 reference waits, and runs only when the compiled run asks for it (a value that
+  differs from eager by more than the tolerance): the snippet's modules and floating inputs in
+  float64, the same calls. Most runs never need it, and pay only its fork.
+
+They are forked from the template because a forked child of a process that has started its
+OpenMP pool hangs on its first parallel op (../shared/TORCH_NOTES.md): the run's child has.
+Without isolation (the template's warm-up, COMPILE_PLAYGROUND_ISOLATION=none) both run in place,
+from a fresh load of the snippet, before and after the compiled calls. Worker-side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import torch
+
+from playground.engine.report import RunError
+from playground.worker import compat, loading, procs
+from playground.worker.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
+from playground.worker.context import RunContext, RunRequest
+from playground.worker.equivalence import Unsent, describe_exc
+from playground.worker.failures import Cancelled, RunFailure, failure
+from playground.worker.module_state import StateTracker
+
+if TYPE_CHECKING:
+    from playground.worker.template import Template
+
+#: The request key the template adds: where the references write, and their pids.
+REFERENCE = "reference"
+#: The signal that starts the float64 reference (blocked in it until then).
+GO = signal.SIGUSR1
+
+
+@dataclass
+class SideResult:
+    """What a reference process saw: its calls by index, and how it ended."""
+
+    calls: dict[int, SideCall] = field(default_factory=dict)
+    #: The call whose forward or backward raised (the compiled calls stop there), else None.
+    failed_call: int | None = None
+    error: RunError | None = None
+    note: str = ""
+    #: False when the process ended without writing its end: killed, out of memory, crashed.
+    complete: bool = False
+
+
+# --- one side's run, in whichever process ------------------------------------------------------
+
+
+def run_side(message: dict[str, Any], side: str, sink: _Sink, suffix: str = "") -> None:
+    """Load the snippet, make every call as `side` ("eager" or "float64"), record each in `sink`.
+
+    The module takes the compiled run's name (plus `suffix` in place, where that one is loaded
+    too): the snippet's own classes in what it returns are then found again when unpickled."""
+    request = RunRequest.from_message(message)
+    ctx = RunContext(request, lambda event: None, lambda: False)
+    name = f"compile_playground_snippet_{request.id}{suffix}"
+    scope = loading.SnippetScope(request.path, name, not request.warmup)
+    float64 = side == "float64"
+    try:
+        loaded = loading.prepare(ctx, loading.load(ctx, scope))
+        place_target(ctx, loaded)
+        if float64:
+            _widen(loaded)
+        tracker = StateTracker(loaded.module, loaded.target)
+        for index, raw in numbered(ctx, loaded):
+            snapshot = clone_args(as_call(raw, index), request.settings.device)
+            try:
+                sink.call(call_side(ctx, index, snapshot, loaded.target, loaded, tracker, side, float64=float64))
+            except RunFailure as exc:
+                sink.end(SideResult(failed_call=index, error=exc.error, complete=True))
+                return
+        sink.end(SideResult(complete=True))
+    except RunFailure as exc:
+        sink.end(SideResult(error=exc.error, complete=True))
+    except Exception as exc:  # noqa: BLE001 - the reference's failure is reported, never raised
+        sink.end(
+            SideResult(error=failure("snippet", exc, request.path, f"the {side} reference raised").error, complete=True)
+        )
+    finally:
+        scope.close()
+
+
+def _widen(loaded: loading.Loaded) -> None:
+    """The snippet's modules and module-level floating tensors in float64 (complex128)."""
+    namespace = loaded.module.__dict__
+    modules = [v for v in namespace.values() if isinstance(v, torch.nn.Module)]
+    if isinstance(loaded.target, torch.nn.Module):
+        modules.append(loaded.target)
+    for module in modules:
+        module.to(torch.float64)  # complex parameters stay complex: .to(dtype) widens floats only
+    for name, value in list(namespace.items()):
+        if type(value) is torch.Tensor and (value.is_floating_point() or value.is_complex()):
+            namespace[name] = clone_args(value, float64=True)
+
+
+class _Sink:
+    """Where one side's calls go: a file (a reference process) or a list (in place)."""
+
+    def call(self, record: SideCall) -> None:
+        raise NotImplementedError
+
+    def end(self, result: SideResult) -> None:
+        raise NotImplementedError
+
+
+class _FileSink(_Sink):
+    """One pickle per call, then the end: a process killed half-way leaves the calls it made."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+
+    def call(self, record: SideCall) -> None:
+        self.fh.write(portable_dumps(record))
+
+    def end(self, result: SideResult) -> None:
+        self.fh.write(portable_dumps(result))
+        self.fh.flush()
+
+
+class _ListSink(_Sink):
+    def __init__(self) -> None:
+        self.result = SideResult()
+
+    def call(self, record: SideCall) -> None:
+        self.result.calls[record.index] = record
+
+    def end(self, result: SideResult) -> None:
+        result.calls = self.result.calls
+        self.result = result
+
+
+def read_side(path: str) -> SideResult:
+    """A reference's file: its calls and its end (complete=False when it never wrote one)."""
+    result = SideResult()
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                try:
+                    item = pickle.load(fh)
+                except EOFError:
+                    break
+                if isinstance(item, SideCall):
+                    result.calls[item.index] = item
+                elif isinstance(item, SideResult):
+                    item.calls = result.calls
+                    result = item
+    except (OSError, pickle.UnpicklingError, AttributeError, ImportError, EOFError, ValueError) as exc:
+        result.note = f"the reference's results could not be read back: {describe_exc(exc)}"
+    return result
+
+
+# --- pickling what the user's calls returned ---------------------------------------------------
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        # A tensor in autograd's graph: its values are what is compared.
+        if issubclass(type(obj), torch.Tensor) and (obj.requires_grad or obj.grad_fn is not None):
+            return (_same, (obj.detach(),))
+        return NotImplemented
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _dumps(value: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return buffer.getvalue()
+
+
+def portable_dumps(record: Any) -> bytes:
+    """`record` pickled; a value that cannot be (a generator, a lambda, a class made per call)
+    is replaced by an Unsent marker that equivalence reports as not compared."""
+    try:
+        return _dumps(record)
+    except Exception:  # noqa: BLE001 - the user's objects: anything may refuse pickling
+        pass
+    if isinstance(record, SideCall):
+        record = SideCall(
+            record.index,
+            _portable(record.out),
+            _portable(record.args),
+            record.mutated,
+            record.grads,
+            record.grad_note,
+            record.state,
+        )
+    return _dumps(record)
+
+
+def _portable(value: Any, depth: int = 0) -> Any:
+    if depth < 32 and type(value) in (tuple, list):
+        return type(value)(_portable(v, depth + 1) for v in value)
+    if depth < 32 and type(value) is dict:
+        return {k: _portable(v, depth + 1) for k, v in value.items()}
+    try:
+        _dumps(value)
+        return value
+    except Exception as exc:  # noqa: BLE001
+        return Unsent(type(value).__name__, describe_exc(exc))
+
+
+# --- the processes, from the template's side ---------------------------------------------------
+
+
+class Forked:
+    """The two reference processes of one run, forked by the template before it hands the run
+    to its child; killed and their folder removed when the run ends."""
+
+    def __init__(self, template: Template, request: dict[str, Any]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
+        self.pids: list[int] = []
+        eager = self._fork(template, request, "eager")
+        # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
+        try:
+            wide = self._fork(template, request, "float64")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        self.info = {"folder": self.folder, "eager": eager, "float64": wide}
+
+    def _fork(self, template: Template, request: dict[str, Any], side: str) -> int:
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the reference process
+            _reference_process(template, request, parent, side, os.path.join(self.folder, side))
+        self.pids.append(pid)
+        return pid
+
+    def request(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, REFERENCE: self.info}
+
+    def close(self) -> None:
+        procs.kill_all(self.pids)
+        procs.reap(self.pids)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _reference_process(template: Template, request: dict[str, Any], parent: int, side: str, path: str) -> None:
+    """A reference process from the fork to os._exit: it never speaks on the channel."""
+    code = 0
+    try:
+        procs.die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        for fd in (template.channel.in_fd, template.channel.out_fd, *template.spare.fds()):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)  # the snippet's output is the compiled run's to report
+        os.close(devnull)
+        if side == "float64":
+            signal.sigwait({GO})
+        compat.clear_run_state()
+        with open(path + ".part", "wb") as fh:
+            run_side(request, side, _FileSink(fh))
+        os.rename(path + ".part", path)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+# --- the references, from the compiled run's side ----------------------------------------------
+
+
+class References:
+    """The compiled run's handle on its references: forked processes when the template made
+    them, else runs in place."""
+
+    def __init__(self, ctx: RunContext, message: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.message = message
+        self.info = message.get(REFERENCE) if isinstance(message.get(REFERENCE), dict) else None
+        self.in_place_eager: SideResult | None = None
+
+    def before_load(self) -> None:
+        """In place, the eager reference runs now: before the compiled side loads the snippet."""
+        if self.info is None:
+            sink = _ListSink()
+            run_side(self.message, "eager", sink, suffix="_eager")
+            self.in_place_eager = sink.result
+
+    def eager(self) -> SideResult:
+        if self.info is None:
+            assert self.in_place_eager is not None
+            return self.in_place_eager
+        self.ctx.progress("reference", "waiting for the eager reference")
+        return self._wait(int(self.info["eager"]), os.path.join(self.info["folder"], "eager"), "eager")
+
+    def float64(self) -> SideResult:
+        self.ctx.progress("reference", "running the float64 reference")
+        if self.info is None:
+            sink = _ListSink()
+            run_side(self.message, "float64", sink, suffix="_f64")
+            return sink.result
+        pid = int(self.info["float64"])
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, GO)
+        return self._wait(pid, os.path.join(self.info["folder"], "float64"), "float64")
+
+    def _wait(self, pid: int, path: str, side: str) -> SideResult:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (ProcessLookupError, OSError):
+            pidfd = None
+        try:
+            while pidfd is not None and not select.select([pidfd], [], [], 0.25)[0]:
+                if self.ctx.cancelled():
+                    raise Cancelled()
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+        if os.path.exists(path):
+            return read_side(path)
+        # Killed before its end (out of memory, a crash, a signal): what it wrote stays readable.
+        partial = read_side(path + ".part") if os.path.exists(path + ".part") else SideResult()
+        partial.complete = False
+        partial.note = partial.note or f"the {side} reference process ended before it finished (killed or crashed)"
+        return partial
