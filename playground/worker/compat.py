@@ -109,6 +109,23 @@ def clear_run_state() -> None:
         pass
 
 
+def forget_compile_threads() -> None:
+    """In a forked child: drop Inductor's compile thread pool inherited from the template.
+
+    torch resets its compile *process* pool after a fork (async_compile.after_fork), not the
+    thread pool (AsyncCompile.pool, an lru_cache'd ThreadPoolExecutor) that C++ compiles are
+    submitted to. A child that inherits one the template used (its Inductor warm-up compiled
+    a kernel on a cold cache) holds an executor whose threads do not exist there: it sees
+    them idle, starts none, and waits forever on its first C++ compile (measured: torch 2.13,
+    a cold Inductor cache, a child forked after the template's warm-up)."""
+    try:
+        from torch._inductor.async_compile import AsyncCompile
+
+        AsyncCompile.pool.cache_clear()
+    except (ImportError, AttributeError):
+        pass
+
+
 @contextmanager
 def compile_caches_disabled(disabled: bool) -> Iterator[None]:
     """Turn off Inductor's FX-graph and AOT-autograd caches (they survive dynamo.reset())."""

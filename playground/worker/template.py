@@ -69,8 +69,11 @@ class Template:
         started = time.perf_counter()
         import torch  # noqa: F401 - timed here: the hello reports the import
 
+        from playground.worker import compat
         from playground.worker.capture import Capturer
 
+        # Every process below us is one of our forks: each starts with its own compile threads.
+        os.register_at_fork(after_in_child=compat.forget_compile_threads)
         self.capturer = Capturer()
         warm_s = self.warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
         warmup.freeze()
