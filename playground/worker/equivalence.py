@@ -497,7 +497,11 @@ class _Walk:
 
     def _visit(self, e: Any, a: Any, path: str, depth: int) -> None:
         if type(e) is Unsent:
-            why = f"the eager reference's {e.type_name} could not be sent between processes ({e.why})"
+            # An iterator is not compared wherever it comes from (consuming it would run code).
+            why = (
+                _iterator_kind(a)
+                or f"the eager reference's {e.type_name} could not be sent between processes ({e.why})"
+            )
             self.add(_not_compared(path, self.call, why, dtype=e.type_name))
             return
         if _is_tensor(e) or _is_tensor(a):

@@ -21,6 +21,7 @@ from a fresh load of the snippet, before and after the compiled calls. Worker-si
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import pickle
 import select
@@ -277,6 +278,13 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
         os.close(devnull)
         if side == "float64":
             signal.sigwait({GO})
+        from playground.worker.child import run_timeout
+
+        timeout = run_timeout(request)
+        if timeout:
+            # A snippet that hangs in eager hangs here, while the run's child waits: this stack,
+            # dumped just after the child's, is the one whose snippet line the timeout names.
+            faulthandler.dump_traceback_later(max(timeout - 0.25, 0.75), exit=False, file=template.crash_log)
         compat.clear_run_state()
         with open(path + ".part", "wb") as fh:
             run_side(request, side, _FileSink(fh))
