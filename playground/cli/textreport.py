@@ -6,7 +6,14 @@ import os
 
 from playground.engine import phases, verdicts
 from playground.engine.report import Report
-from playground.engine.speedup import machine_line, speedup_reasons, speedup_spread, speedup_word, unreliable_line
+from playground.engine.speedup import (
+    machine_line,
+    memory_line,
+    speedup_reasons,
+    speedup_spread,
+    speedup_word,
+    unreliable_line,
+)
 from playground.engine.textsafe import visible
 
 
@@ -142,6 +149,8 @@ def _timing_lines(report: Report) -> list[str]:
         lines.append(f"  {unreliable_line(t)}")
     if machine_line(t):
         lines.append(f"  machine while timing: {machine_line(t)}")
+    if memory_line(report):
+        lines.append(f"  {memory_line(report)}")
     for reason in speedup_reasons(report):
         lines.append(f"  why {speed}: {reason}")
     return lines

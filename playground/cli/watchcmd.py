@@ -61,8 +61,8 @@ class _Watch:
     def _on_event(self, gen: int, event: RunEvent) -> None:
         if gen != self.generation:
             return  # a newer save exists: this run's lines are stale
-        if isinstance(event, DiagnosticsReady):
-            self.show("diagnostics", event.report)
+        if isinstance(event, DiagnosticsReady) and event.report.stage == "diagnostics":
+            self.show("diagnostics", event.report)  # the stream's contract: once the calls ran
         elif isinstance(event, WorkerRestarted) and not self.args.json_lines:
             print(f"worker restarted: {event.reason}", file=sys.stderr)
 

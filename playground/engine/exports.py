@@ -20,7 +20,7 @@ from playground.engine import phases, verdicts
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.speedup import machine_line, speedup_spread, speedup_word, unreliable_line
+from playground.engine.speedup import machine_line, memory_line, speedup_spread, speedup_word, unreliable_line
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
 #: the file it would replace is ours. An HTML comment, so it is invisible once rendered.
@@ -276,6 +276,8 @@ def _timings_markdown(r: Report) -> list[str]:
         out.append(f"- {unreliable_line(t)}")
     if machine_line(t):
         out.append(f"- machine while timing: {machine_line(t)}")
+    if memory_line(r):
+        out.append(f"- {memory_line(r)}")
     return out
 
 

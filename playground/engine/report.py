@@ -362,12 +362,15 @@ class WorkerInfo(Wire):
     pid: int | None = None
     rss_mb: float | None = None
     isolation: str = wire("", omit=_absent_if_empty("isolation"))
+    #: The run's largest resident memory (its process, from the kernel's high-water mark).
+    peak_rss_mb: float | None = wire(None, omit=_absent_if_none("peak_rss_mb"))
 
 
 @dataclass(frozen=True)
 class Report(Wire):
-    """One run's result. `stage` is "diagnostics" (equivalence and timings still None) or
-    "complete". The fields are in the JSON object's key order; the extensions follow the
+    """One run's result. `stage` is "traced" (Dynamo has traced a graph, the calls are still
+    compiling: what it decided so far), "diagnostics" (the calls have run; equivalence and
+    timings still None) or "complete". The fields are in the JSON object's key order; the extensions follow the
     contract's keys."""
 
     torch_version: str = ""

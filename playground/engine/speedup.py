@@ -59,6 +59,14 @@ def machine_line(timings: Timings) -> str:
     return ", ".join(parts)
 
 
+def memory_line(report: Report) -> str:
+    """ "peak memory 812 MiB (the run's process)", or "" when not known."""
+    worker = report.worker
+    if worker is None or worker.peak_rss_mb is None:
+        return ""
+    return f"peak memory {worker.peak_rss_mb:.0f} MiB (the run's process)"
+
+
 def speedup_reasons(report: Report) -> tuple[str, ...]:
     """Short reasons for a speedup outside LOW..HIGH, most telling first; () when inside the
     band, not measured, or not explained by any field."""

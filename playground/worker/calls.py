@@ -110,8 +110,11 @@ def clone_args(value: Any, device: str | None = None, float64: bool = False) -> 
     return value
 
 
-def counting_backend(settings: Settings, capture: RunCapture) -> Callable[..., Any]:
-    """The backend asked for, wrapped so that every FX graph it is handed is recorded."""
+def counting_backend(
+    settings: Settings, capture: RunCapture, on_traced: Callable[[int, int], None] | None = None
+) -> Callable[..., Any]:
+    """The backend asked for, wrapped so that every FX graph it is handed is recorded, and
+    `on_traced(graph, ops)` told as soon as Dynamo has traced it, before the backend compiles."""
     mode = settings.mode if settings.backend == "inductor" else None
     try:
         real = compat.real_backend(settings.backend, mode, settings.dynamic)
@@ -130,6 +133,8 @@ def counting_backend(settings: Settings, capture: RunCapture) -> Callable[..., A
         ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
         cid = compat.current_compile_id()
         capture.graphs.append({"index": len(capture.graphs) + 1, "compile_id": cid, "code": code, "op_count": ops})
+        if on_traced is not None:
+            on_traced(len(capture.graphs), ops)
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
         # stays inside torch's compile metrics (the wrapper below would hide the lazy forward).
         compiled = compat.eager_graph_code(real(gm, example_inputs))
@@ -169,14 +174,16 @@ def place_target(ctx: RunContext, loaded: Loaded) -> None:
         loaded.target.to(ctx.settings.device)
 
 
-def compile_target(ctx: RunContext, loaded: Loaded, capture: RunCapture) -> Callable[..., Any]:
+def compile_target(
+    ctx: RunContext, loaded: Loaded, capture: RunCapture, on_traced: Callable[[int, int], None] | None = None
+) -> Callable[..., Any]:
     settings = ctx.settings
     place_target(ctx, loaded)
     return torch.compile(
         loaded.target,
         fullgraph=settings.fullgraph,
         dynamic=settings.dynamic,
-        backend=counting_backend(settings, capture),
+        backend=counting_backend(settings, capture, on_traced),
     )
 
 
@@ -189,10 +196,16 @@ class StopAt:
     failure: RunFailure
 
 
-def run_calls(ctx: RunContext, loaded: Loaded, capture: RunCapture, stop: StopAt | None = None) -> CallsDone:
+def run_calls(
+    ctx: RunContext,
+    loaded: Loaded,
+    capture: RunCapture,
+    stop: StopAt | None = None,
+    on_traced: Callable[[int, int], None] | None = None,
+) -> CallsDone:
     """Every call of inputs(), compiled, each with its backward; NoCalls when there is none.
     Nothing else runs between them: the eager reference is another process's (reference.py)."""
-    compiled = compile_target(ctx, loaded, capture)
+    compiled = compile_target(ctx, loaded, capture, on_traced)
     tracker = StateTracker(loaded.module, loaded.target)
     if tracker.note:
         ctx.notes.append(tracker.note)

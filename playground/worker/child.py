@@ -37,6 +37,18 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def peak_rss_mb() -> float | None:
+    """This process's resident high-water mark (VmHWM), in MiB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_timeout(request: dict[str, Any]) -> float | None:
     """The request's timeout as a sane float, None for no timeout."""
     try:
@@ -157,7 +169,7 @@ def run_here(template: Template, request: dict[str, Any]) -> None:
             report = _internal_error(request, exc)
         finally:
             faulthandler.cancel_dump_traceback_later()
-    worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork")
+    worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
     report = replace(report, output=Output.from_dict(out.read()), worker=worker)
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
     if request.get("trace"):

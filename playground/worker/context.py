@@ -56,6 +56,8 @@ class RunContext:
         self.cancelled = cancelled
         self.notes: list[str] = []
         self.calls_total: int | None = None
+        #: The call of inputs() being made (0 before the first).
+        self.current_call = 0
         #: What the run was doing last (a progress message), for errors that name the phase.
         self.doing = "loading the snippet"
 
@@ -63,4 +65,6 @@ class RunContext:
         if self.cancelled():
             raise Cancelled()
         self.doing = message
+        if call is not None:
+            self.current_call = call
         self.emit({"event": "progress", "phase": phase, "call": call, "calls": self.calls_total, "message": message})

@@ -144,6 +144,37 @@ def _finish(report: Report, ctx: RunContext, started: float) -> Report:
     return replace(report, notes=tuple(ctx.notes), duration_s=round(time.perf_counter() - started, 4), stage="complete")
 
 
+class Traced:
+    """What Dynamo decided, sent as soon as it has traced a graph and before the backend compiles
+    it: on a real model Dynamo takes seconds and Inductor tens of seconds more, and the break is
+    what the user came for. Sent at most every INTERVAL_S (small snippets never wait that long),
+    as a "diagnostics" event whose report has stage "traced"."""
+
+    INTERVAL_S = 0.5
+
+    def __init__(self, ctx: RunContext, phases: Phases, base: Report) -> None:
+        self.ctx = ctx
+        self.phases = phases
+        self.base = base
+        self.last = time.perf_counter()
+
+    def __call__(self, graph: int, ops: int) -> None:
+        ctx = self.ctx
+        call = ctx.current_call
+        ctx.progress(
+            "compiling", f"call {call}: graph {graph} traced ({ops} ops), {ctx.settings.backend} compiling it", call
+        )
+        if time.perf_counter() - self.last < self.INTERVAL_S:
+            return
+        try:
+            found = diagnostics.read(self.phases.capture).apply(self.base)
+            early = replace(found, stage="traced", calls=max(call - 1, 0), notes=tuple(ctx.notes))
+            ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        except Exception:  # noqa: BLE001 - we are inside torch's compile: a courtesy must never fail it
+            pass
+        self.last = time.perf_counter()
+
+
 class Phases:
     """The phases of one run in order, keeping each one's value as it completes: a run that
     fails in a phase still reports what the phases before it found."""
@@ -189,7 +220,7 @@ class Phases:
         elif eager.error is not None:
             ctx.notes.append(f"the eager reference could not load the snippet: {eager.error.message}")
         t1 = time.perf_counter()
-        done = run_calls(ctx, loaded, self.capture, stop)
+        done = run_calls(ctx, loaded, self.capture, stop, Traced(ctx, self, base))
         self.calls = len(done.records)
         self.phase_s = {"load": load_s, "reference": reference_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)

@@ -30,7 +30,7 @@ PENDING = "Dynamo's code, when this run asked for it, comes last: depyf decompil
 def render_dynamo_code(report: Report) -> RenderableType:
     """Per frame: transformed code, resume function (after which break line), guard functions."""
     if report.dynamo_code is None:
-        if report.stage == "diagnostics":
+        if report.stage in ("traced", "diagnostics"):
             return Text(PENDING, style=DIM)
         if report.dynamo_code_note:  # e.g. depyf is not installed: say so, not "not asked"
             return Group(Text(report.dynamo_code_note, style=WARN), Text(NOT_ASKED, style=DIM))

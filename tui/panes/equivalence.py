@@ -16,7 +16,7 @@ def render_equivalence(report: Report) -> RenderableType:
     """The verdict, then the value comparisons, then the gradient comparisons."""
     equivalence = report.equivalence
     if equivalence is None:
-        if report.stage == "diagnostics":
+        if report.stage in ("traced", "diagnostics"):
             return Text("equivalence: pending (the check runs after the last call)", style=DIM)
         return Text("equivalence: not checked in this run", style=DIM)
     parts: list[RenderableType] = [_headline(equivalence)]

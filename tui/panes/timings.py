@@ -11,7 +11,14 @@ from rich.text import Text
 
 from playground.engine import phases
 from playground.engine.report import Report, Timings
-from playground.engine.speedup import machine_line, speedup_reasons, speedup_spread, speedup_word, unreliable_line
+from playground.engine.speedup import (
+    machine_line,
+    memory_line,
+    speedup_reasons,
+    speedup_spread,
+    speedup_word,
+    unreliable_line,
+)
 from tui.panes.common import BAD, DIM, HEADING, WARN, number
 
 _CACHE_WORDS = {
@@ -27,7 +34,7 @@ def render_timings(report: Report) -> RenderableType:
     """Device, cold compile, eager vs compiled steady state with spread, speedup in context."""
     timings = report.timings
     if timings is None:
-        if report.stage == "diagnostics":
+        if report.stage in ("traced", "diagnostics"):
             return Text("timings: pending (measured after the equivalence check)", style=DIM)
         return Text("timings: not measured in this run", style=DIM)
     parts: list[RenderableType] = [Text(f"device {timings.device}", style=HEADING)]
@@ -67,6 +74,8 @@ def render_timings(report: Report) -> RenderableType:
         parts.append(Text(f"  {unreliable_line(timings)}", style=BAD))
     if machine_line(timings):
         parts.append(Text(f"  machine while timing: {machine_line(timings)}", style=DIM))
+    if memory_line(report):
+        parts.append(Text(f"  {memory_line(report)}", style=DIM))
     for reason in speedup_reasons(report):
         parts.append(Text(f"  why: {reason}", style=WARN))
     parts.append(Text(timed_words(report, timings), style=DIM))
