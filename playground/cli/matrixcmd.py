@@ -19,6 +19,7 @@ from playground.engine.matrix import (
     ladder_stages,
     ladder_summary,
     phase_split_words,
+    remaining_words,
     run_matrix,
 )
 from playground.engine.settings import (
@@ -121,7 +122,8 @@ async def _run_cells(args: argparse.Namespace, cells_settings: list[Settings]) -
         await client.start()
 
         def progress(i: int, n: int, s: Settings) -> None:
-            print(f"[{i + 1}/{n}] {s.label()}", file=sys.stderr, flush=True)
+            left = remaining_words(done, n - i)
+            print(f"[{i + 1}/{n}] {s.label()}" + (f"  ({left})" if left else ""), file=sys.stderr, flush=True)
 
         async for _, cell in run_matrix(
             client,

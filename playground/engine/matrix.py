@@ -57,6 +57,8 @@ class Cell:
     backend_s: float | None = None
     #: Why the speedup is not to be believed ("" when it is): the report's timings.unreliable.
     speedup_unreliable: str = ""
+    #: The cell's wall time, request to report (what the next cells will take, roughly).
+    seconds: float | None = None
 
     @property
     def speedup_word(self) -> str:
@@ -87,6 +89,7 @@ class Cell:
             speedup=timings.speedup if timings is not None else None,
             mode=settings.mode,
             speedup_unreliable=timings.unreliable if timings is not None else "",
+            seconds=report.wall_s,
             **_differences(report.equivalence),
             **_phase_split(report.compile_phase_totals),
         )
@@ -198,6 +201,22 @@ def ladder_summary(cells: list[Cell], total: int | None = None) -> str:
     unfinished = "" if total is None or total == len(cells) else f" so far ({len(cells)}/{total})"
     text = f"no divergence{unfinished}: {len(ran)} stage(s) agree with eager"
     return text + (f"; could not run: {', '.join(skipped)}" if skipped else "")
+
+
+def remaining_words(done: list[Cell], left: int) -> str:
+    """ "41 s a cell, about 3 min 25 s left" from the cells done so far; "" before the first."""
+    times = [c.seconds for c in done if c.seconds is not None]
+    if not times or left <= 0:
+        return ""
+    each = sum(times) / len(times)
+    return f"{_duration(each)} a cell, about {_duration(each * left)} left"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 async def run_matrix(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from playground.engine.matrix import Cell, ladder_stages, ladder_summary, phase_split_words
+from playground.engine.matrix import Cell, ladder_stages, ladder_summary, phase_split_words, remaining_words
 from playground.engine.settings import Settings, dynamic_name
 from playground.engine.textsafe import visible
 from tui.panes.common import BAD, DIM, GOOD, WARN
@@ -221,7 +221,8 @@ class MatrixRun:
     def started(self, index: int) -> str:
         """Row `index` is running; the words for the state bar."""
         self.states[index] = "running…"
-        return f"running {index + 1}/{len(self.cells)}: {cell_label(self.cells[index])}"
+        left = remaining_words([self.results[i] for i in sorted(self.results)], len(self.cells) - index)
+        return f"running {index + 1}/{len(self.cells)}: {cell_label(self.cells[index])}" + (f"; {left}" if left else "")
 
     def finished(self, index: int, cell: Cell) -> None:
         # The exception message is the snippet's: its control characters are made visible.
