@@ -1,0 +1,167 @@
+"""`compile-playground follow SESSION`: the presenter's runs, read-only, on the attendee's screen.
+
+The same screen as the app (panes, keys, history), fed from the session folder instead of a
+worker: a follower starts no worker and never imports torch or the engine's client (the
+import contracts in pyproject.toml and tests/tui/test_follow_imports.py hold it to that), so a
+room of followers costs a room of small Textual apps. `p` forks the demo: the shown run's
+snippet is copied to a new file and the app exits with it, for the command line to open the
+attendee's own playground on (`playground.cli.followcmd`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
+
+from playground.engine.session import SessionReader, fork_path, write_new_file
+from playground.engine.settings import Settings
+from playground.engine.textsafe import visible
+from tui.following import Following
+from tui.keys import FOLLOW_BINDINGS
+from tui.screens.history import HistoryScreen
+from tui.screens.main import MainScreen
+from tui.widgets import Bar
+
+#: Seconds between two looks at the session folder: the newest run is on screen at most this
+#: long (plus a frame) after the presenter's report (one small file read per look).
+POLL_S = 0.1
+#: Seconds between two checks that a presenter who has not said goodbye still runs.
+ALIVE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Fork:
+    """What `p` made: the attendee's new file and the settings the presenter's run used."""
+
+    path: Path
+    settings: Settings
+    run: int
+
+
+class FollowScreen(MainScreen):
+    """The main screen with the follow bar on top: which run is shown, where the presenter is."""
+
+    DEFAULT_CSS = """
+    FollowScreen #following { background: $secondary 30%; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Bar(id="following")
+        yield from super().compose()
+
+
+class FollowApp(App[Fork | None]):
+    """Follows the session folder `session`; forks go to `directory`. Returns the `Fork` made,
+    or None when the user quit."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "compile-playground follow"
+    BINDINGS = FOLLOW_BINDINGS
+
+    def __init__(self, session: str | Path, *, directory: Path | None = None, poll_s: float = POLL_S) -> None:
+        super().__init__()
+        self.reader = SessionReader(session)
+        self.following = Following(str(session))
+        self.directory = Path.cwd() if directory is None else directory
+        self.main = FollowScreen()
+        self._poll_s = poll_s
+        self._polling = False
+        self._gone = False
+
+    def get_default_screen(self) -> Screen:
+        return self.main
+
+    def on_mount(self) -> None:
+        self.show()
+        self.set_interval(self._poll_s, self.poll)
+        self.set_interval(ALIVE_S, self._check_alive)
+        self.call_later(self.poll)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Notifications quote file names: control characters shown, no markup."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup)
+
+    def show(self) -> None:
+        """Draw the shown run and the follow bar."""
+        self.main.view = self.following.view()
+        if self.main.is_mounted:
+            self.main.query_one("#following", Bar).update(self.following.bar())
+
+    async def poll(self) -> None:
+        """Read what the presenter published since the last look (off the UI thread)."""
+        if self._polling:
+            return
+        self._polling = True
+        try:
+            news = await asyncio.to_thread(self.reader.poll)
+        finally:
+            self._polling = False
+        if news is None:
+            return
+        self.following.presenter_is(news.presenter)
+        self.following.add(news.runs)
+        self.following.problem = "; ".join(news.problems)
+        self._gone = self.following.presenter_gone
+        self.show()
+
+    def _check_alive(self) -> None:
+        # A presenter killed (or whose terminal closed) says nothing in the folder: ask the OS.
+        gone = self.following.presenter_gone
+        if gone != self._gone:
+            self._gone = gone
+            self.show()
+
+    @property
+    def shown_run(self) -> int | None:
+        """The number of the run on screen (the tests read it)."""
+        run = self.following.shown
+        return run.number if run else None
+
+    # Keys.
+    def action_step_run(self, by: int) -> None:
+        if self.following.step(by):
+            self.show()
+
+    def action_live(self) -> None:
+        self.following.go_live()
+        self.show()
+
+    def action_show_pane(self, pane: str) -> None:
+        self.main.show_pane(pane)
+
+    def action_step_graph(self, step: int) -> None:
+        self.main.step_graph(step)
+
+    def action_history(self) -> None:
+        self.push_screen(HistoryScreen(self.following.history))
+
+    def action_fork(self) -> None:
+        run = self.following.shown
+        if run is None:
+            self.notify("nothing to fork yet: the presenter has not run anything", severity="warning")
+            return
+        dest = fork_path(self.directory, run.snippet_name, run.number)
+        try:
+            path = write_new_file(dest, run.source.encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            self.notify(f"could not write your copy: {exc}", severity="error", timeout=10)
+            return
+        self.exit(Fork(path, run.settings, run.number))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.screen, HistoryScreen) and action != "quit":
+            return False
+        return True
