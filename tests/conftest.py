@@ -101,6 +101,9 @@ FAST_MODULES = frozenset(
         "test_tui_snapshots",
         "test_tui_state",
         "test_worker_memory",
+        "test_session",
+        "test_follow",
+        "test_follow_imports",
     }
 )
 

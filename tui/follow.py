@@ -63,8 +63,11 @@ class FollowApp(App[Fork | None]):
     TITLE = "compile-playground follow"
     BINDINGS = FOLLOW_BINDINGS
 
-    def __init__(self, session: str | Path, *, directory: Path | None = None, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self, session: str | Path, *, directory: Path | None = None, poll_s: float = POLL_S, notice: str = ""
+    ) -> None:
         super().__init__()
+        self.notice = notice
         self.reader = SessionReader(session)
         self.following = Following(str(session))
         self.directory = Path.cwd() if directory is None else directory
@@ -77,6 +80,8 @@ class FollowApp(App[Fork | None]):
         return self.main
 
     def on_mount(self) -> None:
+        if self.notice:
+            self.notify(self.notice, timeout=8)
         self.show()
         self.set_interval(self._poll_s, self.poll)
         self.set_interval(ALIVE_S, self._check_alive)

@@ -6,14 +6,12 @@ A failed write never stops the presenter's own work: it is said once, and publis
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from playground.engine.report import Report
-from playground.engine.session import SessionWriter
-from playground.engine.snippet import read_regular_bytes
+from playground.engine.session import SessionWriter, source_that_ran
 
 
 class Presenting:
@@ -44,13 +42,7 @@ class Presenting:
         the file still holds what ran, else `shown`, the text on the presenter's screen."""
         if report.stage != "complete" or self.writer is None:
             return
-        source = shown
-        try:
-            data = read_regular_bytes(path)
-        except OSError:
-            data = b""
-        if data and hashlib.sha256(data).hexdigest() == report.content_sha256:
-            source = data.decode("utf-8-sig", errors="replace")
+        source = source_that_ran(path, report.content_sha256, shown)
         self._do("publish the run", lambda w: w.publish(report, source, report.settings, path.name))
 
     def pane(self, pane: str) -> None:

@@ -14,6 +14,7 @@ new one, never half of one. Torch-free and UI-free: the app, `watch` and the fol
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.report import Report
-from playground.engine.settings import Settings
+from playground.engine.settings import Settings, dynamic_name
+from playground.engine.snippet import read_regular_bytes
 
 #: The format of the files; a reader refuses a session written in a newer one.
 FORMAT = 1
@@ -181,8 +183,12 @@ class SessionWriter:
     def __init__(self, folder: str | Path, *, snippet_name: str = "") -> None:
         self.folder = Path(folder).absolute()
         try:
-            self.folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-            (self.folder / RUNS).mkdir(mode=0o755, exist_ok=True)
+            for folder in (self.folder, self.folder / RUNS):
+                if not folder.exists():
+                    folder.mkdir(parents=True)
+                    # Not the umask's choice: a folder made here is for followers to read. One
+                    # the host made beforehand keeps its permissions (a group, say).
+                    os.chmod(folder, 0o755)
         except OSError as exc:
             raise SessionError(f"cannot use {self.folder} as a session folder: {exc}") from exc
         if not os.access(self.folder / RUNS, os.W_OK):
@@ -283,6 +289,38 @@ class SessionReader:
         if numbers:
             self.seen = numbers[-1]
         return SessionNews(tuple(runs), presenter, tuple(problems))
+
+
+def source_that_ran(path: Path, content_sha256: str, fallback: str = "") -> str:
+    """The text of the file at `path` when it still holds the bytes a run executed (by their
+    hash), else `fallback`: a fork must get the bytes that ran, not a screen's escaped copy."""
+    try:
+        data = read_regular_bytes(path)
+    except OSError:
+        return fallback
+    if hashlib.sha256(data).hexdigest() != content_sha256:
+        return fallback
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def setting_flags(settings: Settings) -> list[str]:
+    """The command line's setting flags that give exactly `settings` whatever the snippet's
+    SETTINGS say: how a fork opens the attendee's playground with the presenter's settings."""
+    flags = ["--fullgraph" if settings.fullgraph else "--no-fullgraph"]
+    flags += ["--dynamic", dynamic_name(settings.dynamic), "--backend", settings.backend]
+    flags += ["--mode", settings.mode or "default", "--device", settings.device]
+    if settings.cold:
+        flags.append("--cold")
+    for key, value in settings.config:
+        flags += ["--config", f"{key}={json.dumps(_plain(value))}"]
+    flags += ["--stance", settings.stance]
+    if settings.error_on_graph_break:
+        flags.append("--error-on-graph-break")
+    return flags
+
+
+def _plain(value: Any) -> Any:
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 
 def fork_path(directory: Path, snippet_name: str, number: int) -> Path:
