@@ -14,6 +14,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -23,8 +24,10 @@ from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
 from tui.following import Following
 from tui.keys import FOLLOW_BINDINGS
+from tui.panes.common import DIM
 from tui.screens.history import HistoryScreen
 from tui.screens.main import MainScreen
+from tui.state import View
 from tui.widgets import Bar
 
 #: Seconds between two looks at the session folder: the newest run is on screen at most this
@@ -44,15 +47,41 @@ class Fork:
 
 
 class FollowScreen(MainScreen):
-    """The main screen with the follow bar on top: which run is shown, where the presenter is."""
+    """The main screen with the follow bar on top (which run is shown, where the presenter is),
+    and the presenter's settings as words: the follower has no keys to change them."""
 
     DEFAULT_CSS = """
     FollowScreen #following { background: $secondary 30%; }
     """
 
+    #: The follow bar's text, kept for when the screen is first mounted.
+    follow_bar: Text = Text()
+
     def compose(self) -> ComposeResult:
         yield Bar(id="following")
         yield from super().compose()
+
+    def on_mount(self) -> None:
+        # MainScreen's own on_mount runs too (Textual calls each class's handler); the bars
+        # exist from here on, which is what its `_ready` says.
+        self.query_one("#following", Bar).update(self.follow_bar)
+
+    def show_follow_bar(self, text: Text) -> None:
+        self.follow_bar = text
+        if self._ready:
+            self.query_one("#following", Bar).update(text)
+
+    def watch_view(self, view: View) -> None:
+        super().watch_view(view)
+        if self._ready:
+            self.query_one("#settings", Bar).update(presenter_settings(view))
+
+
+def presenter_settings(view: View) -> Text:
+    """The settings the shown run used, as words (no key letters: nothing to toggle here)."""
+    text = Text("presenter's settings: ", style=DIM, no_wrap=True, overflow="ellipsis")
+    text.append(view.settings.label().replace("  ", " "), style="bold")
+    return text
 
 
 class FollowApp(App[Fork | None]):
@@ -102,8 +131,7 @@ class FollowApp(App[Fork | None]):
     def show(self) -> None:
         """Draw the shown run and the follow bar."""
         self.main.view = self.following.view()
-        if self.main.is_mounted:
-            self.main.query_one("#following", Bar).update(self.following.bar())
+        self.main.show_follow_bar(self.following.bar())
 
     async def poll(self) -> None:
         """Read what the presenter published since the last look (off the UI thread)."""

@@ -124,6 +124,8 @@ async def test_a_late_follower_catches_up(snippet: Path, tmp_path: Path):
         async with late.run_test() as pilot:
             await wait_for([boss, pilot], lambda: late.shown_run == 3)
             assert [run.number for run in late.following.runs] == [1, 2, 3]
+            assert "following run #3 of 3" in follow_bar(late)
+            assert "presenter's settings: fullgraph=off" in bar_text(late, "settings")
             assert len(late.following.history.entries) == 3
             await pilot.press("h")  # the history has every run, not only those seen live
             await pilot.pause()
