@@ -104,6 +104,7 @@ FAST_MODULES = frozenset(
         "test_session",
         "test_follow",
         "test_follow_imports",
+        "test_serve",
     }
 )
 

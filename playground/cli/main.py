@@ -28,7 +28,7 @@ from playground.engine.settings import (
     stance_arg,
 )
 
-COMMANDS = ("check", "watch", "matrix", "follow", "app")
+COMMANDS = ("check", "watch", "matrix", "follow", "serve", "app")
 #: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -205,6 +205,7 @@ def _main(argv: list[str] | None) -> int:
             "       compile-playground matrix SNIPPET [--json]      every fullgraph x dynamic x backend\n"
             "       compile-playground [SNIPPET] --present DIR      present: publish each run to DIR\n"
             "       compile-playground follow DIR                   follow a presenter, read-only (p forks)\n"
+            "       compile-playground serve [SNIPPET|--follow DIR] the app or a follower in a browser\n"
             "Run `compile-playground COMMAND --help` for the flags."
         )
         return 0
@@ -226,6 +227,10 @@ def _main(argv: list[str] | None) -> int:
         from playground.cli.followcmd import follow_main
 
         return follow_main(rest)
+    if command == "serve":
+        from playground.cli.servecmd import serve_main
+
+        return serve_main(rest)
     return _app(rest)
 
 
