@@ -10,6 +10,8 @@ only, never in the template that outlives the run:
   rather than the kernel's OOM killer ending whichever session it picks.
 - COMPILE_PLAYGROUND_MIN_FREE_MIB: with less memory available than this (MemAvailable), no
   spare child is forked ahead and no heap is faulted in ahead (1024 by default; 0 never skips).
+- COMPILE_PLAYGROUND_SPARE=0: never a spare child (about 150 MiB PSS per session, measured by
+  benchmarks/workshop.py), whatever the memory; each run then forks its child when it starts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 THREADS_ENV = "COMPILE_PLAYGROUND_THREADS"
 MEMORY_ENV = "COMPILE_PLAYGROUND_RUN_MEMORY_MIB"
 MIN_FREE_ENV = "COMPILE_PLAYGROUND_MIN_FREE_MIB"
+SPARE_ENV = "COMPILE_PLAYGROUND_SPARE"
 MIN_FREE_MIB = 1024
 
 #: What torch and Python say when an allocation is refused (the CPU allocator's words, errno 12).
@@ -69,6 +72,11 @@ def memory_short() -> bool:
     floor = MIN_FREE_MIB if floor is None else floor
     available = available_mib()
     return floor > 0 and available is not None and available < floor
+
+
+def spare_wanted() -> bool:
+    """Whether a spare child may be forked ahead: not turned off, and memory not short."""
+    return os.environ.get(SPARE_ENV, "1").strip() != "0" and not memory_short()
 
 
 def set_threads() -> None:

@@ -44,8 +44,8 @@ class Spare:
             return
         if template.requests.pending or select.select([channel.in_fd], [], [], 0)[0]:
             return  # the next request is already here (the matrix, a test): fork for it directly
-        if limits.memory_short():
-            return  # a shared server short of memory: a spare would hold ~150 MB for nobody yet
+        if not limits.spare_wanted():
+            return  # turned off, or memory short: a spare would hold ~150 MiB for nobody yet
         read_fd, write_fd = os.pipe()
         ready_read, ready_write = os.pipe()
         parent = os.getpid()
