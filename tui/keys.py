@@ -259,9 +259,10 @@ FOLLOW_KEYS: tuple[Key, ...] = (
         "jump to the presenter's newest run and follow each new one as it lands",
         "live",
     ),
+    Key("q", "quit", "quit", "Quit", "leave; the presenter's session goes on without you", "quit"),
 )
 #: What the follower borrows from the main table.
-_FOLLOW_SHARED = ("history", "quit", "graph-previous", "graph-next")
+_FOLLOW_SHARED = ("history", "graph-previous", "graph-next")
 FOLLOW_FOOTER: tuple[str, ...] = ("fork", "run-previous", "run-next", "live", "pane-source", "history", "quit")
 FOLLOW_TABLE: tuple[Key, ...] = FOLLOW_KEYS + tuple(
     key for key in KEYS if key.id in _FOLLOW_SHARED or key.id.startswith("pane-")

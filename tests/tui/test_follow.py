@@ -17,6 +17,7 @@ from playground.engine.session import PublishedRun, SessionReader, SessionWriter
 from playground.engine.settings import Settings
 from tui.factory import make_app
 from tui.follow import FollowApp, Fork
+from tui.keys import FOLLOW_TABLE, markdown_table
 from tui.messages import SnippetChanged
 
 #: The newest run is on every follower's screen within this long of the presenter's report
@@ -219,3 +220,8 @@ def test_readers_never_see_a_torn_run(tmp_path: Path):
     assert [run.number for run in got] == list(range(1, 41))
     assert all(run.report.logs.graph_breaks == "x" * 400_000 for run in got)
     assert [run.source for run in got] == [f"# run {n}\n" for n in range(1, 41)]
+
+
+def test_the_workshop_guide_lists_the_followers_keys():
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "workshop.md").read_text()
+    assert markdown_table(FOLLOW_TABLE) in guide
