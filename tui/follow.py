@@ -80,6 +80,9 @@ class FollowScreen(MainScreen):
 def presenter_settings(view: View) -> Text:
     """The settings the shown run used, as words (no key letters: nothing to toggle here)."""
     text = Text("presenter's settings: ", style=DIM, no_wrap=True, overflow="ellipsis")
+    if view.attempt is None:
+        text.append("none yet (no run)", style=DIM)
+        return text
     text.append(view.settings.label().replace("  ", " "), style="bold")
     return text
 
