@@ -21,8 +21,8 @@ from tui.keys import FOLLOW_TABLE, markdown_table
 from tui.messages import SnippetChanged
 
 #: The newest run is on every follower's screen within this long of the presenter's report
-#: (the follower looks every 0.1 s; the rest is slack for a loaded two-core CI machine).
-NEWEST_WITHIN_S = 2.0
+#: (the follower looks every 0.1 s, and shows it 0.1-0.3 s after in benchmarks/workshop.py; the rest is slack for four apps in one event loop on a loaded two-core CI machine).
+NEWEST_WITHIN_S = 3.0
 
 
 def save(path: Path, text: str) -> None:
