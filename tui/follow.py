@@ -96,10 +96,19 @@ class FollowApp(App[Fork | None]):
     BINDINGS = FOLLOW_BINDINGS
 
     def __init__(
-        self, session: str | Path, *, directory: Path | None = None, poll_s: float = POLL_S, notice: str = ""
+        self,
+        session: str | Path,
+        *,
+        directory: Path | None = None,
+        poll_s: float = POLL_S,
+        notice: str = "",
+        stay_after_fork: bool = False,
     ) -> None:
         super().__init__()
         self.notice = notice
+        #: Keep following after `p` and only say where the copy is: in a browser (`serve`) there
+        #: is no terminal for the attendee's own playground to take over.
+        self.stay_after_fork = stay_after_fork
         self.reader = SessionReader(session)
         self.following = Following(str(session))
         self.directory = Path.cwd() if directory is None else directory
@@ -194,6 +203,13 @@ class FollowApp(App[Fork | None]):
             path = write_new_file(dest, run.source.encode("utf-8", "surrogateescape"))
         except OSError as exc:
             self.notify(f"could not write your copy: {exc}", severity="error", timeout=10)
+            return
+        if self.stay_after_fork:
+            self.notify(
+                f"your copy of run #{run.number}: {path}\nopen it in your own playground: compile-playground {path.name}",
+                title="forked",
+                timeout=20,
+            )
             return
         self.exit(Fork(path, run.settings, run.number))
 

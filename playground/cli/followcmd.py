@@ -9,6 +9,7 @@ back to following, caught up.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -57,9 +58,11 @@ def follow_main(argv: list[str]) -> int:
         return 2
     from tui.follow import FollowApp, Fork
 
+    # Under `serve` the app speaks to a browser over stdout: no terminal to hand a playground.
+    in_browser = "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")
     notice = ""
     while True:
-        app = FollowApp(args.session, directory=into, notice=notice)
+        app = FollowApp(args.session, directory=into, notice=notice, stay_after_fork=in_browser)
         app.run()
         fork = app.return_value
         if not isinstance(fork, Fork):

@@ -195,6 +195,21 @@ async def test_forking_writes_a_new_file_and_never_overwrites_one(snippet: Path,
     assert follower.return_value.path.name == "branch-run2.py"
 
 
+async def test_in_a_browser_forking_writes_the_copy_and_keeps_following(snippet: Path, tmp_path: Path):
+    session = tmp_path / "session"
+    SessionWriter(session).publish(
+        Report.from_dict({"settings": {}, "stage": "complete"}), "x = 1\n", Settings(), "demo.py"
+    )
+    follower = FollowApp(session, directory=tmp_path, stay_after_fork=True)
+    async with follower.run_test() as pilot:
+        await wait_for([pilot], lambda: follower.shown_run == 1)
+        await pilot.press("p")
+        await pilot.pause()
+        assert follower.is_running
+        assert (tmp_path / "demo-run1.py").read_text() == "x = 1\n"
+        assert any("demo-run1.py" in n.message for n in follower._notifications)
+
+
 def test_readers_never_see_a_torn_run(tmp_path: Path):
     """Large runs written as fast as possible while a reader polls in a loop: every run it
     reads parses and is whole, and none is skipped or read twice."""

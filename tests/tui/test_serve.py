@@ -1,5 +1,5 @@
 """`compile-playground serve` in a real headless Chromium (Debian's package; `.ci/run` installs it):
-the page loads a follower, a key press changes the pane it shows, and requests without the token
+the page loads a follower, a key press changes the pane it shows, `p` forks, and requests without the token
 (or, unit-tested, from another machine) are refused; a non-loopback bind needs --allow-remote.
 
 The browser is driven over its DevTools protocol with aiohttp (textual-serve's own dependency).
@@ -223,6 +223,10 @@ async def test_serve_in_headless_chromium(session: Path, tmp_path: Path):
                 await page.evaluate("document.querySelector('.xterm-helper-textarea').focus()")
                 await page.press("2")
                 await page.wait_text(HINT)
+                # A fork in the browser writes the copy and keeps following (no terminal to hand over).
+                await page.press("p")
+                await page.wait_text("your copy of run #1")
+                assert (tmp_path / "demo-run1.py").read_text().startswith("import torch")
                 cookies = await page.call("Network.getCookies", urls=[base])
                 assert [c["httpOnly"] for c in cookies["cookies"] if c["name"] == COOKIE] == [True]
     finally:
