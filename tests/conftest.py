@@ -105,6 +105,7 @@ FAST_MODULES = frozenset(
         "test_follow",
         "test_follow_imports",
         "test_serve",
+        "test_limits_unit",
     }
 )
 

@@ -79,8 +79,7 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
         while chunk := os.read(read_fd, 1 << 20):
             data += chunk
         if data:  # an empty pipe: the template dropped us unused
-            request = json.loads(data)
-            run_here(template, request, limits.cap_memory())
+            run_here(template, json.loads(data), limits.cap_memory())
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:

@@ -30,8 +30,9 @@ MIN_FREE_ENV = "COMPILE_PLAYGROUND_MIN_FREE_MIB"
 SPARE_ENV = "COMPILE_PLAYGROUND_SPARE"
 MIN_FREE_MIB = 1024
 
-#: What torch and Python say when an allocation is refused (the CPU allocator's words, errno 12).
-_REFUSED = ("can't allocate memory", "cannot allocate memory", "out of memory", "std::bad_alloc")
+#: What torch and C++ say when a host allocation is refused (the CPU allocator's words, errno
+#: 12's); not CUDA's "out of memory", which is the device's, not this cap's.
+_REFUSED = ("can't allocate memory", "cannot allocate memory", "std::bad_alloc")
 
 
 def _whole(name: str, low: int, high: int) -> int | None:
@@ -141,14 +142,13 @@ def over_cap(report: Report, cap: int | None) -> Report:
     error = report.error
     if cap is None or error is None:
         return report
-    words = f"{error.type} {error.message}".lower()
+    lines = [line.strip() for line in error.detail.strip().splitlines() if line.strip()]
+    raised = lines[-1] if lines else ""  # the exception itself, at the traceback's end
+    words = f"{error.type} {error.message} {raised}".lower()
     if error.type != "MemoryError" and not any(refused in words for refused in _REFUSED):
         return report
     note = f"over the per-run memory cap of {cap} MiB ({MEMORY_ENV}, set by the host): "
-    message = error.message
-    if error.kind == "worker":
-        # Not "internal error in the worker": the exception itself, from the traceback's end.
-        lines = [line for line in error.detail.strip().splitlines() if line.strip()]
-        message = lines[-1].strip() if lines else message
+    # Not "internal error in the worker": the exception itself.
+    message = raised if error.kind == "worker" and raised else error.message
     kind = "snippet" if error.kind == "worker" else error.kind
     return replace(report, error=replace(error, kind=kind, message=note + message))
