@@ -101,6 +101,11 @@ FAST_MODULES = frozenset(
         "test_tui_snapshots",
         "test_tui_state",
         "test_worker_memory",
+        "test_session",
+        "test_follow",
+        "test_follow_imports",
+        "test_serve",
+        "test_limits_unit",
     }
 )
 

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from playground import snippets_dir
 from playground.engine.matrix import combinations
 from playground.engine.report import Report
+from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
 from tui.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
@@ -58,8 +59,9 @@ class PlaygroundApp(RunPipeline):
         clock: Callable[[], float] = time.monotonic,
         notice: str = "",
         pinned: dict[str, Any] | None = None,
+        present: SessionWriter | None = None,
     ) -> None:
-        super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned)
+        super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
 
@@ -165,6 +167,7 @@ class PlaygroundApp(RunPipeline):
 
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
+        self.presenting.pane(pane)  # followers see where the presenter is
         if pane == "dynamo_code" and not self.want_dynamo_code:
             # issue 12: the worker decompiles Dynamo's code only when asked (it costs time).
             self.want_dynamo_code = True

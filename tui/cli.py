@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from playground import snippets_dir
+from playground.engine.session import SessionWriter
 from tui.factory import initial_settings, make_app
 from tui.files import copy_without_overwrite
 
@@ -30,12 +32,19 @@ def default_snippet(directory: Path) -> tuple[Path, str]:
     return dest, f"opened your existing {DEFAULT_COPY} (not overwritten)"
 
 
-def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, timeout_s: float | None = None) -> int:
+def main(
+    path: str | None,
+    settings_overrides: dict[str, Any] | None = None,
+    *,
+    timeout_s: float | None = None,
+    present: str | None = None,
+) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
     `settings_overrides` are the CLI's setting flags, only those given and already typed
     (`playground.engine.settings.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
+    `present` is a session folder every complete run is published to, for followers.
     """
     from tui.engine import real_engine
 
@@ -50,8 +59,20 @@ def main(path: str | None, settings_overrides: dict[str, Any] | None = None, *, 
         # Before the app owns the terminal, stderr is the place to say it.
         print(f"compile-playground: {exc}", file=sys.stderr)
         return 2
+    writer = None
+    if present is not None:
+        try:
+            writer = SessionWriter(present, snippet_name=snippet.name)
+        except OSError as exc:
+            print(f"compile-playground: --present: {exc}", file=sys.stderr)
+            return 2
     settings = initial_settings(snippet, settings_overrides)
     engine = real_engine(**({"timeout_s": timeout_s} if timeout_s else {}))
-    app = make_app(snippet, engine=engine, settings=settings, notice=notice, pinned=settings_overrides)
-    app.run()
+    app = make_app(snippet, engine=engine, settings=settings, notice=notice, pinned=settings_overrides, present=writer)
+    try:
+        app.run()
+    finally:
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                writer.close()  # also when the app failed: followers must not wait on a dead session
     return app.return_code or 0

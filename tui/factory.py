@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings, resolve_settings
 from playground.engine.snippet import read_regular_bytes
 from tui.app import PlaygroundApp
@@ -33,13 +34,15 @@ def make_app(
     clock: Callable[[], float] = time.monotonic,
     notice: str = "",
     pinned: dict[str, Any] | None = None,
+    present: SessionWriter | None = None,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
     `settings` None means the snippet's own SETTINGS; `watch` False leaves the file watcher
     off (tests and snapshots trigger reruns themselves); `clock` is fixed in snapshots;
     `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
-    `pinned` are the command line's setting flags, kept when another snippet is opened.
+    `pinned` are the command line's setting flags, kept when another snippet is opened;
+    `present` publishes every complete run to a workshop session that followers read.
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -50,4 +53,5 @@ def make_app(
         clock=clock,
         notice=notice,
         pinned=pinned,
+        present=present,
     )

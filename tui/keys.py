@@ -66,12 +66,13 @@ class Key:
     def in_footer(self) -> bool:
         return self.id in FOOTER
 
-    def binding(self) -> Binding:
+    def binding(self, footer: tuple[str, ...] | None = None) -> Binding:
+        """The Binding; shown in the footer when its id is in `footer` (default: FOOTER)."""
         return Binding(
             self.key,
             self.action,
             self.label,
-            show=self.in_footer,
+            show=self.id in (FOOTER if footer is None else footer),
             key_display=self.display,
             tooltip=self.help,
             id=self.id,
@@ -220,11 +221,67 @@ BINDINGS: list[Binding] = [
 ]
 
 
-def markdown_table() -> str:
-    """The key table for the README, from the same source as the bindings."""
+#: The follower's own keys (`compile-playground follow`): it runs nothing, so it has no settings,
+#: rerun or export keys; it has these, then the main table's pane, graph, history and quit keys.
+FOLLOW_KEYS: tuple[Key, ...] = (
+    Key(
+        "p",
+        "fork",
+        "fork",
+        "Fork the demo",
+        "copy the shown run's snippet into a new file here (never over one) and open your own "
+        "playground on it with the presenter's settings",
+        "fork",
+    ),
+    Key(
+        "comma",
+        "step_run(-1)",
+        "prev run",
+        "Previous run",
+        "show the presenter's previous run (stops following the newest)",
+        "run-previous",
+        display=",",
+    ),
+    Key(
+        "full_stop",
+        "step_run(1)",
+        "next run",
+        "Next run",
+        "show the presenter's next run",
+        "run-next",
+        display=".",
+    ),
+    Key(
+        "l",
+        "live",
+        "live",
+        "Follow live",
+        "jump to the presenter's newest run and follow each new one as it lands",
+        "live",
+    ),
+    Key("q", "quit", "quit", "Quit", "leave; the presenter's session goes on without you", "quit"),
+)
+#: What the follower borrows from the main table.
+_FOLLOW_SHARED = ("history", "graph-previous", "graph-next")
+FOLLOW_FOOTER: tuple[str, ...] = ("fork", "run-previous", "run-next", "live", "pane-source", "history", "quit")
+FOLLOW_TABLE: tuple[Key, ...] = FOLLOW_KEYS + tuple(
+    key for key in KEYS if key.id in _FOLLOW_SHARED or key.id.startswith("pane-")
+)
+FOLLOW_BINDINGS: list[Binding] = [
+    key.binding(FOLLOW_FOOTER)
+    for key in sorted(
+        FOLLOW_TABLE, key=lambda k: FOLLOW_FOOTER.index(k.id) if k.id in FOLLOW_FOOTER else len(FOLLOW_FOOTER)
+    )
+]
+
+
+def markdown_table(keys: tuple[Key, ...] | None = None) -> str:
+    """The key table for the README (`keys`: KEYS, or FOLLOW_TABLE for the follower's), from
+    the same source as the bindings."""
     rows = ["| key | does |", "|---|---|"]
-    for key in KEYS:
+    for key in KEYS if keys is None else keys:
         shown = key.key if key.id.startswith("pane-") else key.shown_key
         rows.append(f"| `{shown}` | {key.title}: {key.help} |")
-    rows.append("| `ctrl+p` | Command palette: every command above, searchable |")
+    if keys is None:
+        rows.append("| `ctrl+p` | Command palette: every command above, searchable |")
     return "\n".join(rows)

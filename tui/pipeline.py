@@ -24,6 +24,7 @@ from textual import work
 from playground.engine.events import Trace
 from playground.engine.history import History
 from playground.engine.report import Report
+from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
 from tui.engine import Engine
@@ -31,6 +32,7 @@ from tui.engine_host import EngineHost
 from tui.export_actions import TRACE_DIR, save_trace, shown
 from tui.intake import error_report, short_error
 from tui.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
+from tui.presenting import Presenting
 from tui.requests import RunRequest, RunRequests
 from tui.results import RunResults
 from tui.screens.main import MainScreen
@@ -52,6 +54,7 @@ class RunPipeline(EngineHost):
         watch: bool,
         clock: Callable[[], float] = time.monotonic,
         pinned: dict[str, Any] | None = None,
+        present: SessionWriter | None = None,
     ) -> None:
         super().__init__(engine)
         self.main = MainScreen()
@@ -66,6 +69,8 @@ class RunPipeline(EngineHost):
         self._clock = clock
         self._run_state = RunState("starting")
         self._started_at: float | None = None
+        #: A workshop session the runs are published to (`--present`); inactive without one.
+        self.presenting = Presenting(present, lambda words: self.notify(words, severity="error", timeout=10))
 
     # What the app reads.
     @property
@@ -116,6 +121,7 @@ class RunPipeline(EngineHost):
 
     async def on_unmount(self) -> None:
         self._watching.stop()
+        self.presenting.close()
         await self.shutdown_engine()
 
     def stop_watching(self) -> None:
@@ -178,6 +184,7 @@ class RunPipeline(EngineHost):
         return self._requests.is_current(generation)
 
     def engine_started(self) -> None:
+        self.presenting.hello(self.hello)
         self._requests.forget()
         self.request_run("start")
 
@@ -216,6 +223,8 @@ class RunPipeline(EngineHost):
             self.write_trace(message.trace)
         self._source.sync(report)
         self._results.record(report, self._source.text, self._source.sha)
+        if not report.content_sha256 or report.content_sha256 == self._source.sha:
+            self.presenting.run_finished(report, self.snippet, self._source.text)
         if not self._results.arrived(report, message.generation):
             self.show_run(RunState("error", message=short_error(report)))
             return

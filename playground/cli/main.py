@@ -28,7 +28,7 @@ from playground.engine.settings import (
     stance_arg,
 )
 
-COMMANDS = ("check", "watch", "matrix", "app")
+COMMANDS = ("check", "watch", "matrix", "follow", "serve", "app")
 #: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -92,6 +92,15 @@ def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None
     )
 
 
+def add_present_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--present",
+        metavar="DIR",
+        help="publish every complete run to the session folder DIR for `compile-playground follow DIR` "
+        "(made 0755 if new: its permissions decide who may follow; docs/workshop.md)",
+    )
+
+
 def _parser(command: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"compile-playground {command}")
     if command == "check":
@@ -112,6 +121,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "watch":
         p.add_argument("--json-lines", action="store_true", help="one JSON object per line")
         p.add_argument("--poll", action="store_true", help="poll the file instead of inotify")
+        add_present_flag(p)
         p.add_argument(
             "--debounce",
             type=seconds_arg(0, 60, zero_ok=True),
@@ -193,6 +203,9 @@ def _main(argv: list[str] | None) -> int:
             "       compile-playground check SNIPPET… [--json] …    run each once, print its report\n"
             "       compile-playground watch SNIPPET --json-lines … rerun on every save\n"
             "       compile-playground matrix SNIPPET [--json]      every fullgraph x dynamic x backend\n"
+            "       compile-playground [SNIPPET] --present DIR      present: publish each run to DIR\n"
+            "       compile-playground follow DIR                   follow a presenter, read-only (p forks)\n"
+            "       compile-playground serve [SNIPPET|--follow DIR] the app or a follower in a browser\n"
             "Run `compile-playground COMMAND --help` for the flags."
         )
         return 0
@@ -210,6 +223,14 @@ def _main(argv: list[str] | None) -> int:
         from playground.cli.matrixcmd import matrix_main
 
         return matrix_main(rest)
+    if command == "follow":
+        from playground.cli.followcmd import follow_main
+
+        return follow_main(rest)
+    if command == "serve":
+        from playground.cli.servecmd import serve_main
+
+        return serve_main(rest)
     return _app(rest)
 
 
@@ -218,13 +239,14 @@ def _app(argv: list[str]) -> int:
     p.add_argument("snippet", nargs="?", help="the snippet file (default: a copy of the bundled one)")
     add_setting_flags(p)
     add_run_flags(p)
+    add_present_flag(p)
     args = p.parse_args(argv)
     try:
         from tui.cli import main as tui_main
     except ImportError as exc:  # pragma: no cover - the app is an optional front end
         print(f"compile-playground: the app is not available ({exc}); try `check`", file=sys.stderr)
         return EXIT_ERROR
-    result = tui_main(args.snippet, overrides_of(args), timeout_s=args.timeout)
+    result = tui_main(args.snippet, overrides_of(args), timeout_s=args.timeout, present=args.present)
     return int(result or 0)
 
 

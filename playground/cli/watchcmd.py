@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.engine.events import DiagnosticsReady, RunEvent, WorkerRestarted
 from playground.engine.report import Report
+from playground.engine.session import SessionWriter, source_that_ran
 from playground.engine.settings import overrides_of
-from playground.engine.snippet import prepare_run
+from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.watch import SnippetWatcher
 
 
@@ -50,13 +53,29 @@ class _Watch:
 
         self.watcher = SnippetWatcher(args.snippet, on_change, debounce_s=args.debounce, poll=args.poll)
         self.run_task: asyncio.Task[None] | None = None
+        #: The workshop session each complete run is published to (--present), if any.
+        self.present: SessionWriter | None = None
 
     def show(self, stage: str, report: Report) -> None:
+        if stage == "complete":
+            self.publish(report)
         if self.args.json_lines:
             _print_line(_staged(stage, report))
         elif stage == "complete":
             print(render(report), flush=True)
             print("-" * 72, flush=True)
+
+    def publish(self, report: Report) -> None:
+        """Hand a complete run to followers; a failed write stops presenting, not watching."""
+        if self.present is None:
+            return
+        path = Path(self.args.snippet)
+        try:
+            source = source_that_ran(path, report.content_sha256, fallback=_text(path))
+            self.present.publish(report, source, report.settings, path.name)
+        except OSError as exc:
+            print(f"compile-playground: stopped presenting: {exc}", file=sys.stderr)
+            self.present = None
 
     def _on_event(self, gen: int, event: RunEvent) -> None:
         if gen != self.generation:
@@ -106,9 +125,22 @@ class _Watch:
             await asyncio.gather(self.run_task, return_exceptions=True)
 
 
+def _text(path: Path) -> str:
+    try:
+        return read_regular_bytes(path).decode("utf-8-sig", errors="replace")
+    except OSError:
+        return ""
+
+
 async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
     """Watch until cancelled; returns 2 when the worker cannot start at all."""
     session = _Watch(args, client)
+    if args.present:
+        try:
+            session.present = SessionWriter(args.present, snippet_name=Path(args.snippet).name)
+        except OSError as exc:
+            print(f"compile-playground: --present: {exc}", file=sys.stderr)
+            return 2
     session.watcher.start()
     if not args.json_lines:
         print(f"watching {args.snippet} ({session.watcher.mode}); Ctrl-C to stop", file=sys.stderr)
@@ -118,6 +150,9 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return 2
+        if session.present is not None:
+            with contextlib.suppress(OSError):
+                session.present.update(hello=dict(client.hello or {}))
         session.changed.set()  # the first run, at start
         while True:
             await session.changed.wait()
@@ -125,3 +160,6 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
             await session.rerun()
     finally:
         await session.stop()
+        if session.present is not None:
+            with contextlib.suppress(OSError):
+                session.present.close()

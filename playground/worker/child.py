@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
-from playground.worker import memory, procs, warmup
+from playground.worker import limits, memory, procs, warmup
 from playground.worker.channel import sanitize
 from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
 from playground.worker.output import OutputCapture
@@ -65,7 +65,7 @@ def run_child(template: Template, request: dict[str, Any], parent: int) -> None:
     code = 0
     try:
         _become_child(template, parent)
-        run_here(template, request)
+        run_here(template, request, limits.cap_memory())
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -91,7 +91,7 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
         while chunk := os.read(read_fd, 1 << 20):
             data += chunk
         if data:  # an empty pipe: the template dropped us unused
-            run_here(template, json.loads(data))
+            run_here(template, json.loads(data), limits.cap_memory())
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -136,11 +136,13 @@ def _become_child(template: Template, parent: int) -> None:
     for fd in template.spare.fds():
         os.close(fd)  # a run child must not hold the spare's pipes open
     memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
+    limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
 
 
-def run_here(template: Template, request: dict[str, Any]) -> None:
+def run_here(template: Template, request: dict[str, Any], memory_cap: int | None = None) -> None:
     """One run where we are (a forked child, or the template without isolation): its events
-    and its report on the channel."""
+    and its report on the channel. `memory_cap` (MiB) is the cap `limits.cap_memory` set here:
+    an allocation it refused is named so in the report."""
     from playground.worker.experiment import run_experiment
 
     channel = template.channel
@@ -169,6 +171,8 @@ def run_here(template: Template, request: dict[str, Any]) -> None:
             report = _internal_error(request, exc)
         finally:
             faulthandler.cancel_dump_traceback_later()
+            limits.after_run()
+    report = limits.over_cap(report, memory_cap)
     worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
     report = replace(report, output=Output.from_dict(out.read()), worker=worker)
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}

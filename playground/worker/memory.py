@@ -21,6 +21,8 @@ import ctypes
 import functools
 import os
 
+from playground.worker import limits
+
 #: mallopt's parameters (malloc.h).
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 #: How much heap the spare child faults in ahead of its run (a small run's churn, measured);
@@ -117,7 +119,7 @@ def prefault_heap(mib: int | None = None) -> bool:
     mib = prefault_mib() if mib is None else mib
     before_run()  # the spare's warm-up ended in its timing phase, with the plain settings
     libc = _glibc()
-    if libc is None or mib <= 0:
+    if libc is None or mib <= 0 or limits.memory_short():
         return False
     size = mib << 20
     block = libc.malloc(size)

@@ -9,7 +9,7 @@ import os
 import select
 from typing import TYPE_CHECKING, Any
 
-from playground.worker import procs
+from playground.worker import limits, procs
 from playground.worker.child import spare_child
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ class Spare:
             return
         if template.requests.pending or select.select([channel.in_fd], [], [], 0)[0]:
             return  # the next request is already here (the matrix, a test): fork for it directly
+        if not limits.spare_wanted():
+            return  # turned off, or memory short: a spare would hold ~150 MiB for nobody yet
         read_fd, write_fd = os.pipe()
         ready_read, ready_write = os.pipe()
         parent = os.getpid()

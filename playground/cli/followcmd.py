@@ -1,0 +1,76 @@
+"""`compile-playground follow SESSION`: follow a presenter's session, read-only; fork to play.
+
+The follower itself starts no worker and never imports torch or the engine's client (the import
+contracts say so). A fork (`p`) opens the attendee's own playground on their new file as a
+child process in the same terminal, with the presenter's settings as flags; quitting it comes
+back to following, caught up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from playground.engine.session import setting_flags
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="compile-playground follow",
+        description="Show a presenter's runs as they land (read-only); p forks the shown run.",
+    )
+    p.add_argument("session", help="the presenter's session folder (their --present DIR)")
+    p.add_argument("--into", default=".", metavar="DIR", help="where forks are written (default: here)")
+    p.add_argument(
+        "--no-play",
+        dest="play",
+        action="store_false",
+        help="after a fork, print the new file's path and exit instead of opening the playground",
+    )
+    return p
+
+
+def play_command(path: Path, flags: list[str]) -> list[str]:
+    """The attendee's own playground on `path`: this package's CLI in a fresh interpreter."""
+    return [sys.executable, "-m", "playground", str(path), *flags]
+
+
+def _play(argv: list[str]) -> int:
+    # The playground owns the terminal and its signals meanwhile; Ctrl-C is a key there, and a
+    # `kill -INT` meant for it must not end the follower waiting here (not SIG_IGN: the child
+    # would inherit that).
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        return subprocess.call(argv)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def follow_main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    into = Path(args.into)
+    if not into.is_dir():
+        print(f"compile-playground follow: --into {args.into}: not a folder", file=sys.stderr)
+        return 2
+    from tui.follow import FollowApp, Fork
+
+    # Under `serve` the app speaks to a browser over stdout: no terminal to hand a playground.
+    in_browser = "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")
+    notice = ""
+    while True:
+        app = FollowApp(args.session, directory=into, notice=notice, stay_after_fork=in_browser)
+        app.run()
+        fork = app.return_value
+        if not isinstance(fork, Fork):
+            return app.return_code or 0
+        if not args.play:
+            print(fork.path)
+            return 0
+        code = _play(play_command(fork.path, setting_flags(fork.settings)))
+        if code >= 128 or code < 0:
+            return code if code >= 128 else 128 - code  # hung up or killed: no screen to return to
+        notice = f"back to following; your copy is {fork.path}"

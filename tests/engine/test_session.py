@@ -1,0 +1,54 @@
+"""The session folder's pieces without an app: the presenter's settings survive the trip through
+the command line a fork opens the playground with; a reused folder keeps counting; the files are
+readable by followers."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from playground.cli.main import parse
+from playground.engine.report import Report
+from playground.engine.session import SessionReader, SessionWriter, setting_flags, write_new_file
+from playground.engine.settings import Settings, overrides_of, resolve_settings
+
+
+def test_setting_flags_give_exactly_the_settings_whatever_the_snippet_says():
+    settings = Settings(
+        fullgraph=False,
+        dynamic=True,
+        backend="aot_eager",
+        mode="max-autotune",
+        cold=True,
+        config=(("dynamo.capture_scalar_outputs", True), ("dynamo.recompile_limit", 4)),
+        stance="fail_on_recompile",
+        error_on_graph_break=True,
+    )
+    args = parse("check", ["x.py", *setting_flags(settings)])
+    text = "SETTINGS = {'fullgraph': True, 'dynamic': False, 'backend': 'eager'}\n"
+    assert resolve_settings(text, overrides_of(args)).settings == settings
+    plain = Settings()
+    assert resolve_settings(text, overrides_of(parse("check", ["x.py", *setting_flags(plain)]))).settings == plain
+
+
+def test_a_reused_session_keeps_counting_and_followers_can_read(tmp_path: Path):
+    folder = tmp_path / "s"
+    report = Report.from_dict({"settings": {}, "stage": "complete"})
+    first = SessionWriter(folder)
+    first.publish(report, "a\n", Settings(), "a.py")
+    first.close()
+    second = SessionWriter(folder)
+    assert second.publish(report, "b\n", Settings(), "a.py").number == 2
+    news = SessionReader(folder).poll()
+    assert [run.source for run in news.runs] == ["a\n", "b\n"] and news.presenter.live
+    for path in [folder, folder / "runs", folder / "presenter.json", *(folder / "runs").iterdir()]:
+        assert path.stat().st_mode & stat.S_IROTH, path  # the folder's parent decides, not umask
+    assert not [p for p in (folder / "runs").iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_write_new_file_never_replaces(tmp_path: Path):
+    dest = tmp_path / "demo-run1.py"
+    assert write_new_file(dest, b"one") == dest
+    assert write_new_file(dest, b"two") == tmp_path / "demo-run1-2.py"
+    assert dest.read_bytes() == b"one"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-run1-2.py", "demo-run1.py"]
