@@ -276,9 +276,13 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)  # the snippet's output is the compiled run's to report
         os.close(devnull)
+        from playground.worker import limits
+        from playground.worker.child import run_timeout
+
+        limits.set_threads()  # the same share of the cores as the compiled run
         if side == "float64":
             signal.sigwait({GO})
-        from playground.worker.child import run_timeout
+        limits.cap_memory()  # the host's cap holds for every copy of the snippet
 
         timeout = run_timeout(request)
         if timeout:
