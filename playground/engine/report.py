@@ -267,12 +267,12 @@ class Comparison(Wire):
     note: str = ""
     #: In words (VERDICTS): "identical", "within tolerance", "within rounding", "differs", or ""
     #: for a leaf not compared.
-    verdict: str = ""
+    verdict: str = wire("", omit=_absent_if_empty("verdict"))
     #: RMS error against the float64 reference of eager and of compiled, when it was consulted.
-    eager_err: float | None = None
-    compiled_err: float | None = None
+    eager_err: float | None = wire(None, omit=_absent_if_none("eager_err"))
+    compiled_err: float | None = wire(None, omit=_absent_if_none("compiled_err"))
     #: Where the largest difference is, and the values there, for a leaf that differs.
-    worst: str = ""
+    worst: str = wire("", omit=_absent_if_empty("worst"))
 
 
 #: The verdicts from best to worst; an Equivalence's verdict is its worst leaf's.
@@ -286,14 +286,14 @@ class Equivalence(Wire):
     grads: tuple[Comparison, ...] = ()
     note: str = ""
     #: The worst leaf's verdict ("" in a report from before verdicts, or when nothing compared).
-    verdict: str = ""
+    verdict: str = wire("", omit=_absent_if_empty("verdict"))
     #: Buffers, parameters and module-level tensors that a call changed, eager against compiled,
     #: after that call.
-    state: tuple[Comparison, ...] = ()
+    state: tuple[Comparison, ...] = wire((), omit=_absent_if_empty("state"))
     #: How the reference was made: the eager run's process, and the float64 run when consulted.
-    reference: str = ""
+    reference: str = wire("", omit=_absent_if_empty("reference"))
     #: The rule a value outside the tolerance was judged by against float64, in words.
-    rule: str = ""
+    rule: str = wire("", omit=_absent_if_empty("rule"))
 
 
 @dataclass(frozen=True)
@@ -315,14 +315,14 @@ class Timings(Wire):
     speedup: float | None = None
     #: Why the speedup is not to be believed ("" when it is): too few runs, a wide spread, a
     #: busy machine, or an impossible result (the eager backend far from 1x).
-    unreliable: str = ""
+    unreliable: str = wire("", omit=_absent_if_empty("unreliable"))
     #: The speedup's spread: the quartiles of the ratio over the interleaved blocks.
-    speedup_low: float | None = None
-    speedup_high: float | None = None
-    blocks: int = 0
-    machine: Machine | None = None
+    speedup_low: float | None = wire(None, omit=_absent_if_none("speedup_low"))
+    speedup_high: float | None = wire(None, omit=_absent_if_none("speedup_high"))
+    blocks: int = wire(0, omit=_absent_if_empty("blocks"))
+    machine: Machine | None = wire(None, omit=_absent_if_none("machine"))
     #: Graphs compiled during the timing loop (not in graph_count): the steady state was never reached.
-    graphs_during_timing: int = 0
+    graphs_during_timing: int = wire(0, omit=_absent_if_empty("graphs_during_timing"))
 
 
 @dataclass(frozen=True)

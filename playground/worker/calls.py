@@ -187,20 +187,10 @@ def compile_target(
     )
 
 
-@dataclass(frozen=True)
-class StopAt:
-    """Where the eager reference failed: the compiled calls stop there with its error (the
-    snippet's own failure is reported as before, after the compiled calls that preceded it)."""
-
-    index: int
-    failure: RunFailure
-
-
 def run_calls(
     ctx: RunContext,
     loaded: Loaded,
     capture: RunCapture,
-    stop: StopAt | None = None,
     on_traced: Callable[[int, int], None] | None = None,
 ) -> CallsDone:
     """Every call of inputs(), compiled, each with its backward; NoCalls when there is none.
@@ -212,8 +202,6 @@ def run_calls(
     records: list[CallRecord] = []
     first: tuple[float | None, dict[str, int]] = (None, {})
     for index, raw in numbered(ctx, loaded):
-        if stop is not None and index == stop.index:
-            raise stop.failure
         snapshot = clone_args(as_call(raw, index), ctx.settings.device)
         ctx.progress("compiling", f"compiling call {index}", index)
         timer = _Timed(ctx.settings.device)
@@ -230,8 +218,6 @@ def run_calls(
         if index == 1:
             first = (timer.seconds, compat.cache_counts())
         records.append(CallRecord(index, snapshot, side))
-    if stop is not None and stop.index > len(records):
-        raise stop.failure  # the reference failed on a call this side never reached
     if not records:
         raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
     return CallsDone(compiled, tuple(records), *first, tracker=tracker)

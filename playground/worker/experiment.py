@@ -24,7 +24,7 @@ import torch
 from playground.engine.report import Equivalence, Report, RunError, Timings
 from playground.engine.settings import Settings
 from playground.worker import checking, compat, diagnostics, loading, memory, switches, timed
-from playground.worker.calls import StopAt, run_calls
+from playground.worker.calls import run_calls
 from playground.worker.capture import Capturer, RunCapture
 from playground.worker.context import Emit, RunContext, RunRequest
 from playground.worker.failures import Cancelled, RunFailure, unexpected
@@ -204,25 +204,20 @@ class Phases:
 
     def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
         ctx = self.ctx
-        references.before_load()
         t0 = time.perf_counter()
         module = loading.load(ctx, scope)
         load_s = time.perf_counter() - t0
+        # The reference loads the snippet only now: what its module-level code does once (write
+        # a file, delete one) it does after the compiled run's load, always in that order.
+        references.start()
         loaded = loading.prepare(ctx, module)
-        t_ref = time.perf_counter()
-        # The compiled calls start once the eager reference is done: the two never share the
-        # CPUs, so the cold compile is timed as in a plain process.
-        eager = references.eager()
-        reference_s = time.perf_counter() - t_ref
-        stop = None
-        if eager.error is not None and eager.failed_call is not None:
-            stop = StopAt(eager.failed_call, RunFailure.of(eager.error))
-        elif eager.error is not None:
-            ctx.notes.append(f"the eager reference could not load the snippet: {eager.error.message}")
         t1 = time.perf_counter()
-        done = run_calls(ctx, loaded, self.capture, stop, Traced(ctx, self, base))
+        try:
+            done = run_calls(ctx, loaded, self.capture, Traced(ctx, self, base))
+        except RunFailure as failure_:
+            raise self._blamed(failure_, references) from None
         self.calls = len(done.records)
-        self.phase_s = {"load": load_s, "reference": reference_s, "calls": time.perf_counter() - t1}
+        self.phase_s = {"load": load_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)
         found = self.report(base)
         note = nothing_compiled(ctx.settings, found)
@@ -231,8 +226,18 @@ class Phases:
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         t2 = time.perf_counter()
-        initial = done.tracker.initial if done.tracker is not None else {}
-        self.equivalence = checking.check(ctx, done.records, eager, initial, loaded, references.float64)
+        eager = references.eager()  # long done, mostly: it ran while the calls compiled
+        if eager.error is not None and eager.failed_call is not None:
+            raise RunFailure.of(eager.error)  # the target raised in eager too: the snippet's error
+        if eager.error is not None or not eager.calls:
+            why = eager.error.message if eager.error is not None else (eager.note or "it made no call")
+            ctx.notes.append(
+                "equivalence not checked: the eager reference loads the snippet again, in a process of "
+                f"its own, and could not: {why}"
+            )
+        else:
+            initial = done.tracker.initial if done.tracker is not None else {}
+            self.equivalence = checking.check(ctx, done.records, eager, initial, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).
@@ -259,6 +264,17 @@ class Phases:
                     "so the steady state was never reached; the speedup measures recompiling"
                 )
             self.phase_s["timing"] = time.perf_counter() - t3
+
+    def _blamed(self, failure_: RunFailure, references: References) -> RunFailure:
+        """A compiled call that raised is torch.compile's finding, unless eager raised on that
+        call (or before) too: then it is the snippet's, as it always was."""
+        if failure_.error.kind != "compile":
+            return failure_
+        eager = references.eager()
+        failed = eager.failed_call
+        if eager.error is not None and failed is not None and failed <= max(self.ctx.current_call, 1):
+            return RunFailure.of(eager.error)
+        return failure_
 
     def report(self, base: Report) -> Report:
         """`base` with what the phases have found so far; the diagnostics read once, then only

@@ -6,8 +6,10 @@ global read then stored, a module's buffers, an optimizer's weights, the RNG, a 
 per call), so the template forks two more processes per run, before the run's child has loaded
 anything, each of which loads the snippet itself from the same bytes and seeds:
 
-- the eager reference makes every call of inputs() with the target itself, with the same
-  per-call procedure as the compiled side (calls.call_side), and writes what it saw to a file;
+- the eager reference waits until the run's child has loaded the snippet (so what module-level
+  code does once, it does in that order), then makes every call of inputs() with the target
+  itself, with the same per-call procedure as the compiled side (calls.call_side), and writes
+  what it saw to a file, while the compiled calls run (the diagnostics never wait for it);
 - the float64 reference waits, and runs only when the compiled run asks for it (a value that
   differs from eager by more than the tolerance): the snippet's modules and floating inputs in
   float64, the same calls. Most runs never need it, and pay only its fork.
@@ -234,10 +236,10 @@ class Forked:
     def __init__(self, template: Template, request: dict[str, Any]) -> None:
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
         self.pids: list[int] = []
-        eager = self._fork(template, request, "eager")
         # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
         try:
+            eager = self._fork(template, request, "eager")
             wide = self._fork(template, request, "float64")
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
@@ -256,7 +258,10 @@ class Forked:
 
     def close(self) -> None:
         procs.kill_all(self.pids)
-        procs.reap(self.pids)
+        for pid in self.pids:  # killed: each ends at once, and is reaped, never left a zombie
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        self.pids = []
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -280,8 +285,7 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
         from playground.worker.child import run_timeout
 
         limits.set_threads()  # the same share of the cores as the compiled run
-        if side == "float64":
-            signal.sigwait({GO})
+        signal.sigwait({GO})  # eager: once the run has loaded the snippet; float64: when asked
         limits.cap_memory()  # the host's cap holds for every copy of the snippet
 
         timeout = run_timeout(request)
@@ -311,20 +315,27 @@ class References:
         self.message = message
         self.info = message.get(REFERENCE) if isinstance(message.get(REFERENCE), dict) else None
         self.in_place_eager: SideResult | None = None
+        self.eager_result: SideResult | None = None
 
-    def before_load(self) -> None:
-        """In place, the eager reference runs now: before the compiled side loads the snippet."""
+    def start(self) -> None:
+        """The run has loaded the snippet: the eager reference may load it now (in place, it
+        runs now, whole)."""
         if self.info is None:
             sink = _ListSink()
             run_side(self.message, "eager", sink, suffix="_eager")
             self.in_place_eager = sink.result
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(int(self.info["eager"]), GO)
 
     def eager(self) -> SideResult:
+        """The eager reference's result, waited for (once; later calls return the same)."""
         if self.info is None:
-            assert self.in_place_eager is not None
-            return self.in_place_eager
-        self.ctx.progress("reference", "waiting for the eager reference")
-        return self._wait(int(self.info["eager"]), os.path.join(self.info["folder"], "eager"), "eager")
+            return self.in_place_eager or SideResult(note="the eager reference never started")
+        if self.eager_result is None:
+            self.ctx.progress("reference", "waiting for the eager reference")
+            self.eager_result = self._wait(int(self.info["eager"]), os.path.join(self.info["folder"], "eager"), "eager")
+        return self.eager_result
 
     def float64(self) -> SideResult:
         self.ctx.progress("reference", "running the float64 reference")

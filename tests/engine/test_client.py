@@ -104,9 +104,11 @@ def _children(pid: int) -> set[int]:
 
 
 def _settle(pid: int, want_spare: bool, timeout: float = 10) -> set[int]:
-    """The template's children once they match (a spare or none), or as they are at the end."""
+    """The template's children once they match (one spare or none), or as they are at the end.
+    (The report arrives before the template has reaped the run's child and killed its reference
+    processes: they are waited out.)"""
     end = time.monotonic() + timeout
-    while (bool(_children(pid)) != want_spare) and time.monotonic() < end:
+    while len(_children(pid)) != int(want_spare) and time.monotonic() < end:
         time.sleep(0.05)
     return _children(pid)
 
