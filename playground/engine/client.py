@@ -225,6 +225,8 @@ class WorkerClient:
             event = message.get("event")
             if event == "progress":
                 failures.phase = message.get("message", failures.phase)
+                if isinstance(message.get("call"), int):
+                    failures.call = message["call"]
                 emit(_progress(message))
             elif event == "diagnostics":
                 emit(DiagnosticsReady(self._stamp(Report.from_dict(message["report"]), sha, started)))

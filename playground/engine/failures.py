@@ -9,6 +9,7 @@ with nothing found and the reason in `error`.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from playground.engine.channel import WorkerChannel
@@ -33,6 +34,8 @@ class RunFailures:
         self.settings = settings
         self.stderr_mark = stderr_mark
         self.phase = "loading the snippet"
+        #: The call of inputs() the run was making, from its last progress event that named one.
+        self.call: int | None = None
 
     async def _report(self, exc_type: str, message: str) -> Report:
         await asyncio.sleep(0.05)  # let the stack dump that preceded the kill arrive on stderr
@@ -63,7 +66,26 @@ class RunFailures:
             how = "exited before reporting (the snippet called os._exit?)"
         else:
             how = f"exited with code {message.get('returncode')}"
+        blamed = self._eager_failed_first(message, how)
+        if blamed is not None:
+            return blamed
         return await self._report("WorkerDied", f"the run's process {how} while {self.phase}{{where}}")
+
+    def _eager_failed_first(self, message: dict[str, Any], how: str) -> Report | None:
+        """The snippet's error when its eager reference raised on the call the dead run was making
+        (or before): a compiled kernel that aborts on an out-of-range index is what eager's
+        IndexError looks like once compiled."""
+        eager = message.get("eager_failure")
+        if not isinstance(eager, dict) or not isinstance(eager.get("error"), dict):
+            return None
+        failed = eager.get("failed_call")
+        if not isinstance(failed, int) or (self.call is not None and failed > self.call):
+            return None
+        error = RunError.from_dict(eager["error"])
+        version = (self.channel.hello or {}).get("torch_version", "")
+        report = failure_report(self.path, self.settings, error, version)
+        note = f"the compiled run's process {how} on call {self.call or failed}, where eager raised too"
+        return replace(report, notes=(note,))
 
     async def template_died(self) -> tuple[Report, str]:
         """The report, and the reason the next run gives for the fresh worker it starts."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import json
 import os
 import pickle
 import select
@@ -126,10 +127,13 @@ class _Sink:
 
 
 class _FileSink(_Sink):
-    """One pickle per call, then the end: a process killed half-way leaves the calls it made."""
+    """One pickle per call, then the end: a process killed half-way leaves the calls it made.
+    The end is also written as JSON beside it (`.end.json`): how the reference ended, which the
+    template reads without unpickling anything of the snippet's (see ended_badly)."""
 
-    def __init__(self, fh: BinaryIO) -> None:
+    def __init__(self, fh: BinaryIO, path: str) -> None:
         self.fh = fh
+        self.path = path
 
     def call(self, record: SideCall) -> None:
         self.fh.write(portable_dumps(record))
@@ -137,6 +141,9 @@ class _FileSink(_Sink):
     def end(self, result: SideResult) -> None:
         self.fh.write(portable_dumps(result))
         self.fh.flush()
+        error = None if result.error is None else result.error.to_dict()
+        with open(self.path + ".end.json", "w", encoding="utf-8") as fh:
+            json.dump({"failed_call": result.failed_call, "error": error}, fh)
 
 
 class _ListSink(_Sink):
@@ -256,6 +263,34 @@ class Forked:
     def request(self, request: dict[str, Any]) -> dict[str, Any]:
         return {**request, REFERENCE: self.info}
 
+    def eager_failure(self, wait_s: float) -> dict[str, Any] | None:
+        """After the run's child died: how the eager reference ended, waited for up to `wait_s`,
+        when it raised in a call ({"failed_call": N, "error": {...}}), else None. A compiled
+        call that crashes the process (an Inductor kernel's bounds check aborts) on a call where
+        eager raised is the snippet's error, not torch.compile's nor ours."""
+        pid = self.info["eager"]
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = None
+        if pidfd is not None:
+            try:
+                select.select([pidfd], [], [], max(wait_s, 0.0))
+            finally:
+                os.close(pidfd)
+        try:
+            with open(os.path.join(self.folder, "eager.end.json"), encoding="utf-8") as fh:
+                ended = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        if (
+            isinstance(ended, dict)
+            and isinstance(ended.get("failed_call"), int)
+            and isinstance(ended.get("error"), dict)
+        ):
+            return ended
+        return None
+
     def close(self) -> None:
         procs.kill_all(self.pids)
         for pid in self.pids:  # killed: each ends at once, and is reaped, never left a zombie
@@ -295,7 +330,7 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
             faulthandler.dump_traceback_later(max(timeout - 0.25, 0.75), exit=False, file=template.crash_log)
         compat.clear_run_state()
         with open(path + ".part", "wb") as fh:
-            run_side(request, side, _FileSink(fh))
+            run_side(request, side, _FileSink(fh, path))
         os.rename(path + ".part", path)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70

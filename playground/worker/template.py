@@ -149,6 +149,10 @@ class Template:
                 self.references = Forked(self, request)
                 run = self.references.request(run)
             outcome, status = self._first(run)
+            if outcome == "died" and self.references is not None:
+                eager = self.references.eager_failure(wait_s=min(run_timeout(request) or 30.0, 30.0))
+                if eager is not None:
+                    status = {**status, "eager_failure": eager}
             if code is not None:
                 outcome, status = self._with_code(code, outcome, status)
         finally:

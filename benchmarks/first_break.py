@@ -1,0 +1,111 @@
+"""Time to the first break on a real model: how soon the playground shows what Dynamo decided,
+against Dynamo's own time to trace it and against the whole compile.
+
+The snippet: a small `transformers` GPT-2 whose forward hits a graph break (a `print` of a
+tensor inside a wrapper), compiled with Inductor (whose backend compile takes many times
+Dynamo's trace here). On one warm worker, each save prints:
+
+- first break: from the request to the first report that shows a break (a "traced" report,
+  sent as soon as Dynamo hands a graph to the backend, before Inductor compiles it);
+- diagnostics: from the request to the "diagnostics" report (every call has run, compiled);
+- Dynamo's trace: torch's own compile metrics for the frames traced up to that break
+  (`dynamo_s` of the first graph), the floor for seeing the break at all.
+
+    python benchmarks/first_break.py [--saves 3] [--backend inductor]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+
+from playground.engine.client import WorkerClient
+from playground.engine.events import DiagnosticsReady
+from playground.engine.settings import Settings
+
+SNIPPET = """
+import torch
+from transformers import GPT2Config, GPT2Model
+
+torch.manual_seed(0)
+gpt2 = GPT2Model(GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256, n_positions=64))
+
+def fn(ids):
+    h = gpt2(ids).last_hidden_state
+    print("norm", h.norm())  # the graph break  # edit {n}
+    return gpt2(ids + 1).last_hidden_state + h
+
+def inputs():
+    torch.manual_seed(1)
+    return [torch.randint(0, 256, (2, 16))]
+"""
+
+
+async def one_save(client: WorkerClient, path: str, n: int, settings: Settings) -> dict[str, float | None]:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(SNIPPET.format(n=n))
+    started = time.perf_counter()
+    seen: dict[str, float | None] = {"first_break": None, "diagnostics": None}
+
+    def on_event(event: object) -> None:
+        if not isinstance(event, DiagnosticsReady):
+            return
+        now = time.perf_counter() - started
+        if event.report.graph_break_count and seen["first_break"] is None:
+            seen["first_break"] = now
+        if event.report.stage == "diagnostics" and seen["diagnostics"] is None:
+            seen["diagnostics"] = now
+
+    result = await client.run(path, settings, on_event, timing=False)
+    phases = result.report.compile_phases
+    seen["dynamo_first"] = phases[0].dynamo_s if phases else None
+    seen["complete"] = time.perf_counter() - started
+    seen["breaks"] = result.report.graph_break_count
+    return seen
+
+
+async def main(saves: int, backend: str) -> None:
+    folder = tempfile.mkdtemp(prefix="first-break-")
+    path = os.path.join(folder, "gpt2_break.py")
+    client = WorkerClient(timeout_s=600)
+    await client.start()
+    rows = []
+    try:
+        settings = Settings(backend=backend, cold=True)  # every save a true cold compile
+        print(f"{'save':<5} {'first break':>12} {'Dynamo trace':>13} {'diagnostics':>12} {'complete':>10}")
+        for n in range(saves):
+            row = await one_save(client, path, n, settings)
+            rows.append(row)
+            print(
+                f"{n + 1:<5} {_s(row['first_break']):>12} {_s(row['dynamo_first']):>13} "
+                f"{_s(row['diagnostics']):>12} {_s(row['complete']):>10}",
+                flush=True,
+            )
+    finally:
+        await client.close()
+        os.unlink(path)
+        os.rmdir(folder)
+    firsts = [r["first_break"] for r in rows if r["first_break"] is not None]
+    diags = [r["diagnostics"] for r in rows if r["diagnostics"] is not None]
+    if firsts and diags:
+        print(
+            f"\nmedian: first break {statistics.median(firsts):.2f} s, diagnostics {statistics.median(diags):.2f} s "
+            f"(the break shown {statistics.median(diags) / statistics.median(firsts):.1f}x sooner than the "
+            "whole compile)"
+        )
+
+
+def _s(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} s"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--saves", type=int, default=3)
+    parser.add_argument("--backend", default="inductor")
+    args = parser.parse_args()
+    asyncio.run(main(args.saves, args.backend))
