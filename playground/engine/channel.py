@@ -150,6 +150,15 @@ class WorkerChannel:
                     await asyncio.wait_for(task, 1.0)
         self.hello = None
 
+    def kill_now(self) -> None:
+        """Kill the worker's process group and remove its scratch folder, at once and without
+        the loop: the last resort of a process that is about to end however stuck it is."""
+        proc = self.proc
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        scratch.remove(self.scratch)
+
     async def exit_words(self) -> str:
         """How the template ended ("was killed by SIGKILL", "exited with code 1"), once it has."""
         proc = self.proc

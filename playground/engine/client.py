@@ -117,6 +117,12 @@ class WorkerClient:
         self._cancel_event.set()
         await self.channel.shutdown()
 
+    def kill_now(self) -> None:
+        """Kill the worker at once, from any thread, the loop stuck or gone (see
+        `WorkerChannel.kill_now`); the client is closed."""
+        self._closed = True
+        self.channel.kill_now()
+
     async def _restart(self, reason: str, emit: EventHandler) -> None:
         await self.channel.kill()
         if self._closed:
