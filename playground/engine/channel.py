@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine import scratch
+from playground.engine.caps import cap_all
 from playground.engine.errors import WorkerUnavailable
 
 HELLO_TIMEOUT_S = 180.0
@@ -195,7 +196,8 @@ class WorkerChannel:
                 except ValueError:
                     continue
                 if isinstance(message, dict):
-                    queue.put_nowait(message)
+                    # Capped again on this side: no message, whoever wrote it, brings more.
+                    queue.put_nowait(cap_all(message))
         except (ConnectionError, asyncio.LimitOverrunError, ValueError):
             return
         finally:

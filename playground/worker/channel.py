@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from playground.engine.caps import cap_all
+
 
 class Channel:
     """The private pipe pair to the client. The template reads it with select (no thread, so
@@ -26,7 +28,8 @@ class Channel:
         self.eof = False
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(encode(message))
+        # Text from the snippet or torch is cut here, before the pipe (see playground.engine.caps).
+        self.send_bytes(encode(cap_all(message)))
 
     def send_bytes(self, data: bytes) -> None:
         view = memoryview(data)
