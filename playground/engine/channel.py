@@ -22,6 +22,12 @@ HELLO_TIMEOUT_S = 180.0
 #: How long a closing template may take to kill its runs and leave (it gives a compiler
 #: STRAGGLER_GRACE_S to finish writing) before its process group is killed.
 CLOSE_GRACE_S = 3.0
+#: The key of a run's request: a secret the client makes for each run, which every message
+#: about the run must carry back. The snippet runs in the process that writes the run's
+#: messages, so the descriptor they go out on is the snippet's to write on too: a line it writes
+#: there lacks the key and is never believed. (Only a snippet that goes looking for the key in
+#: its own process's memory could find it.)
+RUN_KEY = "key"
 _STREAM_LIMIT = 256 * 2**20
 
 Message = dict[str, Any]

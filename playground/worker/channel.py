@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from playground.engine.caps import cap_all
+from playground.engine.channel import RUN_KEY as KEY
 
 
 class Channel:
@@ -26,9 +27,25 @@ class Channel:
         self._buffer = bytearray()
         self._scanned = 0
         self.eof = False
+        #: Each run's key, by run id: the client believes a message about a run only when it
+        #: carries the key the client gave that run.
+        self._keys: dict[Any, str] = {}
+
+    def expect(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Sign this run's messages with the key its request brought; the request without it,
+        for the experiment (which the snippet can see)."""
+        key = request.get(KEY)
+        if isinstance(key, str):
+            self._keys[request.get("id")] = key
+        return {name: value for name, value in request.items() if name != KEY}
 
     def send(self, message: dict[str, Any]) -> None:
         # Text from the snippet or torch is cut here, before the pipe (see playground.engine.caps).
+        key = self._keys.get(message.get("id"))
+        if key is not None:
+            message = {**message, KEY: key}
+            if message.get("event") == "ended":  # the run's last word
+                del self._keys[message.get("id")]
         self.send_bytes(encode(cap_all(message)))
 
     def send_bytes(self, data: bytes) -> None:

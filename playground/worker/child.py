@@ -95,6 +95,7 @@ def code_child(template: Template, request: dict[str, Any], parent: int) -> None
         from playground.worker.depyf_run import collect
 
         channel = template.channel
+        request = channel.expect(request)
         run_id = request.get("id")
 
         def emit(event: dict[str, Any]) -> None:
@@ -132,6 +133,7 @@ def run_here(template: Template, request: dict[str, Any]) -> None:
     from playground.worker.experiment import run_experiment
 
     channel = template.channel
+    request = channel.expect(request)
     run_id = request.get("id")
 
     def emit(event: dict[str, Any]) -> None:

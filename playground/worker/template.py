@@ -128,6 +128,7 @@ class Template:
         return None if request.get("op") == "shutdown" else request
 
     def _run(self, request: dict[str, Any]) -> None:
+        self.channel.expect(request)
         run_id = request.get("id")
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
