@@ -198,7 +198,7 @@ class WorkerClient:
         emit(Progress(phase="queued", message="sent to the worker"))
         key = secrets.token_hex(16)
         await self.channel.send({**_request(number, source, settings, options), RUN_KEY: key})
-        failures = RunFailures(self.channel, source.path, settings, stderr_mark)
+        failures = RunFailures(self.channel, source.path, settings, stderr_mark, number)
         follow = _Follow(number, key, source.sha256, started)
         return await self._follow(follow, emit, failures, options.timeout)
 

@@ -11,6 +11,12 @@ from playground.engine.caps import cap_all
 from playground.engine.channel import RUN_KEY as KEY
 
 
+class ChannelLost(BaseException):
+    """The descriptor the run speaks on is no longer the channel: the snippet closed it (and
+    perhaps opened something else in its place). A BaseException: no phase's `except Exception`
+    may turn it into a report that could not be sent anyway."""
+
+
 class Channel:
     """The private pipe pair to the client. The template reads it with select (no thread, so
     that forking stays safe); a run's child only writes."""
@@ -24,6 +30,7 @@ class Channel:
         os.close(devnull)
         self.in_fd = in_fd
         self.out_fd = out_fd
+        self._identity = _identity(out_fd)
         self._buffer = bytearray()
         self._scanned = 0
         self.eof = False
@@ -49,9 +56,16 @@ class Channel:
         self.send_bytes(encode(cap_all(message)))
 
     def send_bytes(self, data: bytes) -> None:
+        # Checked before each message (one fstat): a closed descriptor whose number the snippet
+        # reused would take the report somewhere else without a word.
+        if _identity(self.out_fd) != self._identity:
+            raise ChannelLost(self.out_fd)
         view = memoryview(data)
         while view:
-            written = os.write(self.out_fd, view)
+            try:
+                written = os.write(self.out_fd, view)
+            except OSError as exc:
+                raise ChannelLost(self.out_fd) from exc
             view = view[written:]
 
     def read_available(self) -> list[dict[str, Any]]:
@@ -76,6 +90,14 @@ class Channel:
                     messages.append(json.loads(line))
                 except ValueError:
                     continue
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def encode(message: dict[str, Any]) -> bytes:

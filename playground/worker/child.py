@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
 from playground.worker import memory, procs, warmup
-from playground.worker.channel import sanitize
+from playground.worker.channel import ChannelLost, sanitize
 from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
 from playground.worker.output import OutputCapture
+from playground.worker.witness import Witness
 
 if TYPE_CHECKING:
     from playground.worker.template import Template
@@ -53,7 +54,7 @@ def run_child(template: Template, request: dict[str, Any], parent: int) -> None:
     code = 0
     try:
         _become_child(template, parent)
-        run_here(template, request)
+        run_here(template, request, parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -79,7 +80,7 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
         while chunk := os.read(read_fd, 1 << 20):
             data += chunk
         if data:  # an empty pipe: the template dropped us unused
-            run_here(template, json.loads(data))
+            run_here(template, json.loads(data), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -127,17 +128,28 @@ def _become_child(template: Template, parent: int) -> None:
     memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
 
 
-def run_here(template: Template, request: dict[str, Any]) -> None:
-    """One run where we are (a forked child, or the template without isolation): its events
-    and its report on the channel."""
+def run_here(template: Template, request: dict[str, Any], parent: int | None = None) -> None:
+    """One run where we are (a forked child of the template `parent`, or the template without
+    isolation): its events and its report on the channel."""
     from playground.worker.experiment import run_experiment
 
     channel = template.channel
     request = channel.expect(request)
     run_id = request.get("id")
+    witness = Witness(run_id, str(request.get("path", "")), parent) if parent is not None else None
+    if witness is not None:
+        witness.install()
 
     def emit(event: dict[str, Any]) -> None:
-        channel.send(sanitize({"event": event["event"], "id": run_id, **event}))
+        message = sanitize({"event": event["event"], "id": run_id, **event})
+        try:
+            channel.send(message)
+        except ChannelLost:
+            if witness is not None:
+                witness.lost(channel.out_fd, message)
+            raise
+        if witness is not None:
+            witness.sent(message)
 
     timeout = run_timeout(request)
     trace = None
