@@ -32,6 +32,7 @@ from tui.engine import Engine
 from tui.export_actions import shown, write_markdown
 from tui.files import GalleryEntry, list_gallery, open_copy
 from tui.keys import BINDINGS
+from tui.palette import PlaygroundPalette
 from tui.pipeline import RunPipeline
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
@@ -147,6 +148,12 @@ class PlaygroundApp(RunPipeline):
         exception messages, so control characters are made visible, and markup is off unless
         asked for (a `[/]` in an error would otherwise raise, and `[b]` vanish)."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup)
+
+    def action_command_palette(self) -> None:
+        """Textual's palette, bounded and never running a result of an earlier text (see
+        `tui.palette`)."""
+        if self.use_command_palette and not PlaygroundPalette.is_open(self):
+            self.push_screen(PlaygroundPalette(id="--command-palette"))
 
     def action_help_quit(self) -> None:
         # ctrl+c: Textual's own hint is written in markup, which `notify` above leaves off.
