@@ -7,7 +7,7 @@ import os
 from playground.engine import phases
 from playground.engine.report import Report
 from playground.engine.speedup import speedup_reasons
-from playground.engine.textsafe import visible
+from playground.engine.textsafe import one_line, visible
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -33,7 +33,8 @@ def render(report: Report) -> str:
 
 def _head_lines(report: Report) -> list[str]:
     """The snippet and settings, the summary, and what went wrong before anything else."""
-    name = os.path.basename(report.snippet) or "snippet"
+    # A file name is one line of the header, whatever it holds (a newline would start another).
+    name = one_line(os.path.basename(report.snippet)) or "snippet"
     lines = [f"{name}  torch {report.torch_version}  {report.settings.label()}"]
     lines.append(report.summary_line() + f"  calls {report.calls}")
     if report.worker_restarted:
