@@ -18,7 +18,8 @@ _LOCATION = re.compile(r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<fn>[\w<
 _SOURCE = re.compile(r"\b[LG]\['(?P<name>[^']+)'\](?P<rest>(?:\.\w+|\[[^\]]*\]|\(\))*)")
 _ATTR_DICT = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]")
 _TENSOR_REASON = re.compile(
-    r"tensor '(?P<src>[^']+)' (?P<what>[\w ]+?) mismatch(?: at index (?P<index>\d+))?\. "
+    # The name may hold quotes itself (`kwargs['position_ids']`): it ends at the quote before the words.
+    r"tensor '(?P<src>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<index>\d+))?\. "
     r"expected (?P<was>.+?), actual (?P<now>.+?)$"
 )
 _EQUALS = re.compile(r"^(?P<lhs>.+?)\s*==\s*(?P<rhs>.+)$")
@@ -101,7 +102,7 @@ def user_name(source: str) -> str:
 
 def guarded_arg(check: str) -> str:
     """The argument a guard or reason is about, as the user names it (`self.w`, `x`), or ""."""
-    tensor = re.search(r"tensor '([^']+)'", check)
+    tensor = re.search(r"tensor '(.+?)'(?=\s|$)", check)  # ends at a quote before a space
     if tensor:
         return user_name(tensor.group(1)).split(".size(")[0]
     match = _SOURCE.search(check)
