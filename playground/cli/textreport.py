@@ -81,7 +81,9 @@ def _recompile_lines(report: Report) -> list[str]:
         for rc in ex.recompiles:
             for row in rc.reasons or ():
                 where = f"  (line {row.line})" if row.line else ""
-                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else f": {row.guard}"
+                # Without an argument the guard is the name: said once, not twice.
+                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else ""
+                change = change or (f": {row.guard}" if row.arg else "")
                 entry = rc.entry or "(limit: not compiled)"
                 call = f"call {rc.call} " if rc.call else ""
                 lines.append(f"  {call}{rc.function} {entry} {row.arg or row.guard}{change}{where}")

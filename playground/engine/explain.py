@@ -23,6 +23,8 @@ _TENSOR_REASON = re.compile(
     r"expected (?P<was>.+?), actual (?P<now>.+?)$"
 )
 _EQUALS = re.compile(r"^(?P<lhs>.+?)\s*==\s*(?P<rhs>.+)$")
+#: An identity guard: the entry was built for one object (or type), and another arrived.
+_ID_GUARD = re.compile(r"^___check_(?P<which>obj|type)_id\((?P<src>.+?), (?P<id>\d+)\)")
 _ENTRY_HEAD = re.compile(r"^-?\s*(?P<cid>\d+/\d+):\s*(?P<text>.*)$")
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _SIZE = re.compile(r"size\(\)\[(\d+)\]")
@@ -105,6 +107,9 @@ def guarded_arg(check: str) -> str:
     tensor = re.search(r"tensor '(.+?)'(?=\s|$)", check)  # ends at a quote before a space
     if tensor:
         return user_name(tensor.group(1)).split(".size(")[0]
+    identity = _ID_GUARD.match(check.strip())
+    if identity:
+        return user_name(identity["src"])
     match = _SOURCE.search(check)
     if match is None:
         bare = re.match(r"^\s*(?:\d+\s*<=\s*)?([A-Za-z_][\w.]*)", check)
@@ -207,6 +212,12 @@ def reason_row(text: str, snippet_path: str, now_args: dict[str, str], stack_lin
         index = f" {tensor['index']}" if tensor["index"] else ""
         check = f"{what} of {arg}" + (f" dim{index}" if index else "")
         was, now = tensor["was"], tensor["now"]
+    elif identity := _ID_GUARD.match(check):
+        # The ids alone would read as the same text twice: the old id, and what arrived instead.
+        what = "type" if identity["which"] == "type" else "object"
+        check = f"{what} identity of {arg}"
+        was = f"id {identity['id']}"
+        now = f"another {what}" + (f": {now_args[arg]}" if now_args.get(arg) else "")
     else:
         equals = _EQUALS.match(check)
         if equals and guarded_arg(equals["lhs"]) == arg and arg:

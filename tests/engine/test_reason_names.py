@@ -48,3 +48,42 @@ def test_check_names_the_dict_entry_whose_size_changed(tmp_path: Path):
     (detail,) = report["recompile_details"]
     (row,) = detail["reasons"]
     assert (row["arg"], row["was"], row["now"]) == ("kwargs['position_ids']", "5", "6"), row
+
+
+IDENTITY = """\
+import torch
+
+SETTINGS = {"backend": "eager"}
+
+
+def fn(x, act):
+    return act(x)
+
+
+def inputs():
+    return [(torch.ones(3), torch.relu), (torch.ones(3), torch.tanh)]
+"""
+
+
+def test_an_identity_guard_says_what_it_was_built_for_and_what_came_instead(tmp_path: Path):
+    """torch's id guard names no `==` value: the text report had printed the guard as the
+    argument and again as the change (the same text twice, ids and all)."""
+    path = tmp_path / "identity.py"
+    path.write_text(IDENTITY)
+    result = subprocess.run(
+        [sys.executable, "-m", "playground", "check", str(path), "--no-timing"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.startswith("  call 2 fn ")]
+    assert line.count("___check_obj_id") <= 1, line
+    assert " act: id " in line and "-> another object: builtin_function_or_method" in line, line
+    row = reason_row("___check_obj_id(act, 42), type=<class 'function'>", "/snip.py", {"act": "function"}, None)
+    assert (row["arg"], row["guard"], row["was"], row["now"]) == (
+        "act",
+        "object identity of act",
+        "id 42",
+        "another object: function",
+    )
