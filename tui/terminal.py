@@ -77,6 +77,7 @@ class TerminalDriver(LinuxDriver):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lost = threading.Event()
         self._stopped = threading.Event()
+        self._watcher: threading.Thread | None = None
         # The standard descriptors that are this terminal: pointed at /dev/null once it has
         # gone, so nothing written on the way out (Python's own flush at exit included)
         # fails or waits on it.
@@ -85,7 +86,10 @@ class TerminalDriver(LinuxDriver):
     def start_application_mode(self) -> None:
         self._loop = asyncio.get_running_loop()
         super().start_application_mode()
-        threading.Thread(target=self._watch, name="terminal-watch", daemon=True).start()
+        # Once: a resume after `App.suspend()` (the editor) starts application mode again.
+        if self._watcher is None:
+            self._watcher = threading.Thread(target=self._watch, name="terminal-watch", daemon=True)
+            self._watcher.start()
 
     def run_input_thread(self) -> None:
         try:
