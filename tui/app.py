@@ -129,6 +129,10 @@ class PlaygroundApp(RunPipeline):
         if kill_now is not None:
             with contextlib.suppress(Exception):
                 kill_now()
+        give_back = getattr(self._driver, "give_back_now", None)
+        if give_back is not None:
+            with contextlib.suppress(Exception):
+                give_back()
         os._exit(return_code)
 
     _loop: asyncio.AbstractEventLoop | None = None

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import select
+import termios
 import threading
 from collections.abc import Callable
 from typing import IO, Any
@@ -24,6 +25,10 @@ from textual.drivers.linux_driver import LinuxDriver
 POLL_S = 0.2
 
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+#: What Textual writes on its way out, all at once: the Kitty keyboard protocol, mouse
+#: reporting, bracketed paste and focus events off, the alternate screen left, the cursor shown.
+_GIVE_BACK = "\x1b[<u\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?7h\x1b[?1049l\x1b[?25h"
 
 
 class _Output:
@@ -102,6 +107,19 @@ class TerminalDriver(LinuxDriver):
     def close(self) -> None:
         self._stopped.set()
         super().close()
+
+    def give_back_now(self) -> None:
+        """The terminal as it was before the app, in one write that cannot block (the last
+        act of a process whose close is stuck: no thread is left to wait on)."""
+        if self._lost.is_set():
+            return
+        with contextlib.suppress(OSError, ValueError):
+            fd = self._output.fileno()
+            os.set_blocking(fd, False)
+            os.write(fd, _GIVE_BACK.encode())
+        if self.attrs_before is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)
 
     def _watch(self) -> None:
         """Ask the kernel, a few times a second, whether the terminal is still there. A
