@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.watching import WatchProcess
 
-FORGING = '''\
+FORGING = """\
 import json
 import os
 
@@ -52,7 +52,7 @@ def fn(x):
 def inputs():
     forge()
     return [(torch.ones(4),)]
-'''
+"""
 
 
 def _honest(report: dict) -> None:
