@@ -227,3 +227,48 @@ def test_a_stop_signal_ends_the_app_even_when_its_close_is_stuck(tmp_path: Path,
         app.wait()
         if not closed:
             os.close(master)
+
+
+def test_a_closed_input_ends_the_app(tmp_path: Path):
+    """Input from a pipe whose other end closes (the terminal's output still there): end of
+    input is a quit too (Textual's input thread had spun on the empty reads)."""
+    snippet = tmp_path / "branch.py"
+    snippet.write_bytes((FIXTURES / "branch.py").read_bytes())
+    tag = uuid.uuid4().hex
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    read_end, write_end = os.pipe()
+    app = subprocess.Popen(
+        [sys.executable, "-m", "playground", str(snippet), "--backend", "eager"],
+        stdin=read_end,
+        stdout=slave,
+        stderr=slave,
+        cwd=tmp_path,
+        env={**os.environ, "TERM": "xterm-256color", "PYTHONPATH": str(ROOT), "PLAYGROUND_TEST_TAG": tag},
+        start_new_session=True,
+    )
+    os.close(slave)
+    os.close(read_end)
+    try:
+        shown = _read(master, 120, b"done in")
+        assert b"done in" in shown, shown[-400:]
+        os.close(write_end)
+        write_end = -1
+        _read(master, 5, b"\x1b[?1049l")  # a terminal keeps reading
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _ours(tag):
+            time.sleep(0.1)
+        assert not _ours(tag), _ours(tag)
+        assert app.wait(1) == 128 + signal.SIGHUP
+    finally:
+        for pid, _ in _ours(tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if app.poll() is None:
+            app.kill()
+        app.wait()
+        if write_end >= 0:
+            os.close(write_end)
+        os.close(master)
