@@ -53,7 +53,9 @@ class Channel:
             message = {**message, KEY: key}
             if message.get("event") == "ended":  # the run's last word
                 del self._keys[message.get("id")]
-        self.send_bytes(encode(cap_all(message)))
+        # A newline first: a partial line someone else left on the descriptor ends there, and
+        # cannot swallow this message (the client skips empty lines).
+        self.send_bytes(b"\n" + encode(cap_all(message)))
 
     def send_bytes(self, data: bytes) -> None:
         # Checked before each message (one fstat): a closed descriptor whose number the snippet

@@ -90,3 +90,23 @@ def test_watch_never_believes_a_report_the_snippet_wrote(tmp_path: Path):
             assert line["torch_version"] != "9.9.9", line
     finally:
         watch.close()
+
+
+JUNK = FORGING.replace('os.write(fd, b"\\n" + lines)', 'os.write(fd, b\'{"event": "report", "id": 1, "unfinished\')')
+
+
+def test_a_partial_line_left_on_the_channel_cannot_swallow_a_message(tmp_path: Path):
+    """The compiled call leaves half a line on every descriptor, just before the worker sends
+    the diagnostics: each message starts on a line of its own, so it still arrives."""
+    path = tmp_path / "junk.py"
+    path.write_text(JUNK)
+    assert "unfinished" in JUNK
+    watch = WatchProcess(path)
+    try:
+        digest = hashlib.sha256(JUNK.encode()).hexdigest()
+        done = watch.wait_complete(digest)
+        assert done["error"] is None and done["graph_break_count"] >= 1, done["error"]
+        stages = [line["stage"] for line in watch.lines if line.get("content_sha256") == digest]
+        assert stages == ["diagnostics", "complete"], stages
+    finally:
+        watch.close()
