@@ -1,5 +1,5 @@
 """A run's child watching for the snippet taking away its voice: closing the descriptor the run
-speaks on, or killing the worker's process (its parent, its group, itself). Either way the run
+speaks on, or killing the worker's process (its parent, or its group). Either way the run
 ends without a report; the witness leaves its last words for the client first
 (`playground.engine.last_words`), with the phase and, for a kill, the snippet's line.
 
@@ -83,8 +83,8 @@ class Witness:
             return "the worker's process (its parent)"
         if target in (0, -group):
             return "the worker's process group"
-        if target == os.getpid():
-            return "its own process"
+        # Its own process is left out: that death is reported as it is (killed by SIGKILL,
+        # with the out-of-memory hint, in the phase it was in), the worker unharmed.
         return None
 
     def _snippet_frame(self) -> tuple[str | None, int | None]:

@@ -90,13 +90,13 @@ def test_check_blames_the_snippet_with_its_cause_when_inputs_takes_the_runs_voic
 
 
 def test_a_kill_in_the_compiled_call_names_the_function_and_the_phase(tmp_path: Path):
-    text = snippet(in_fn="if not torch.compiler.is_compiling(): os.kill(os.getpid(), signal.SIGKILL)")
+    text = snippet(in_fn="if not torch.compiler.is_compiling(): os.kill(os.getppid(), signal.SIGKILL)")
     path = tmp_path / "snip.py"
     path.write_text(text)
     report, _ = check(path)
     err = report["error"]
     assert (err["kind"], err["type"]) == ("snippet", "KilledWorker"), err
-    assert "killed its own process" in err["message"] and "in fn() at line" in err["message"]
+    assert "killed the worker's process (its parent)" in err["message"] and "in fn() at line" in err["message"]
     assert "while eager call 1" in err["message"], err["message"]
 
 
