@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,6 +18,7 @@ from typing import Any
 
 from textual import work
 from textual.app import App, SuspendNotSupported
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
@@ -30,12 +33,18 @@ from tui.engine import Engine
 from tui.export_actions import shown, write_markdown
 from tui.files import GalleryEntry, list_gallery, open_copy
 from tui.keys import BINDINGS
+from tui.palette import PlaygroundPalette
 from tui.pipeline import RunPipeline
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
 from tui.screens.matrix import MatrixScreen
 from tui.state import RunState
+
+#: After a stop signal, or the terminal going away, the app closes as `q` does; should that
+#: close stall (a worker that will not die, a write that never returns), the process ends here
+#: regardless. Longer than a normal close takes, mid-compile included (about 1 s).
+STOP_DEADLINE_S = 4.0
 
 #: Screens over the main one: only quitting reaches the app's own keys behind them.
 _OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
@@ -74,10 +83,34 @@ class PlaygroundApp(RunPipeline):
             # alternate screen, raw and reporting the mouse: the shell unusable until `reset`.
             # Quit as `q` does instead, and exit 128 + the signal, as the other commands do
             # (SIGINT too: sent by `kill`, as Ctrl-C in the app's raw terminal is a key; it
-            # exited 0).
-            loop = asyncio.get_running_loop()
+            # exited 0). A plain handler rather than the loop's: it runs even while the loop's
+            # thread is stuck (in a write, say), and arms the deadline from there.
+            self._loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-                loop.add_signal_handler(signum, self._stop_signal, signum)
+                signal.signal(signum, self._on_signal)
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from tui.terminal import TerminalDriver
+
+            return TerminalDriver
+        return driver
+
+    def terminal_gone(self) -> None:
+        """The terminal went away under the app (an SSH session dropped, a window closed):
+        a hang-up, whether or not the kernel sent SIGHUP."""
+        self._arm_deadline(128 + signal.SIGHUP)
+        self._stop_signal(signal.SIGHUP)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._arm_deadline(128 + signum)
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the deadline stands
+                loop.call_soon_threadsafe(self._stop_signal, signum)
 
     def _stop_signal(self, signum: int) -> None:
         # A second signal while closing changes nothing (and must not cancel the close).
@@ -85,6 +118,27 @@ class PlaygroundApp(RunPipeline):
             self._stopping = True
             self.run_worker(self._quit(128 + signum), group="stop-signal")
 
+    def _arm_deadline(self, return_code: int) -> None:
+        """However the close goes, the process is gone `STOP_DEADLINE_S` after a stop signal:
+        the worker killed, then this process, with no further word to the terminal."""
+        if self._deadline is None:
+            self._deadline = threading.Timer(STOP_DEADLINE_S, self._hard_stop, args=(return_code,))
+            self._deadline.daemon = True
+            self._deadline.start()
+
+    def _hard_stop(self, return_code: int) -> None:
+        kill_now = getattr(self.engine, "kill_now", None)
+        if kill_now is not None:
+            with contextlib.suppress(Exception):
+                kill_now()
+        give_back = getattr(self._driver, "give_back_now", None)
+        if give_back is not None:
+            with contextlib.suppress(Exception):
+                give_back()
+        os._exit(return_code)
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _deadline: threading.Timer | None = None
     _stopping = False
 
     def notify(
@@ -100,6 +154,12 @@ class PlaygroundApp(RunPipeline):
         exception messages, so control characters are made visible, and markup is off unless
         asked for (a `[/]` in an error would otherwise raise, and `[b]` vanish)."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup)
+
+    def action_command_palette(self) -> None:
+        """Textual's palette, bounded and never running a result of an earlier text (see
+        `tui.palette`)."""
+        if self.use_command_palette and not PlaygroundPalette.is_open(self):
+            self.push_screen(PlaygroundPalette(id="--command-palette"))
 
     def action_help_quit(self) -> None:
         # ctrl+c: Textual's own hint is written in markup, which `notify` above leaves off.

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from textual.message import Message
 
 from playground.engine import events
+from playground.engine.caps import DEFAULT_LIMIT, LIMITS, cap
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
@@ -27,27 +28,29 @@ from tui.messages import DiagnosticsReady, Progress, WorkerRestarted
 T = TypeVar("T")
 
 
-def visible_value(value: T) -> T:
-    """`value` (a report or any part of one) with `visible` applied to every string in it.
+def visible_value(value: T, key: str = "") -> T:
+    """`value` (a report or any part of one) with `visible` applied to every string in it, each
+    first cut to the limit of the field that holds it (`playground.engine.caps`: whatever engine
+    sent it, no pane is handed more).
 
     Frozen values are rebuilt only where a string changed, so a clean report comes back as the
     very same object."""
     result: Any = value
     if isinstance(value, str):
-        result = visible(value)
+        result = visible(cap(value, LIMITS.get(key, DEFAULT_LIMIT)))
     elif isinstance(value, tuple):
-        items = tuple(visible_value(item) for item in value)
+        items = tuple(visible_value(item, f"{key}[]") for item in value)
         if any(new is not old for new, old in zip(items, value, strict=True)):
             result = items
     elif isinstance(value, Mapping):
-        pairs = [(visible_value(key), visible_value(item)) for key, item in value.items()]
-        if any(k is not key or v is not value[key] for (k, v), key in zip(pairs, value, strict=True)):
+        pairs = [(visible_value(name), visible_value(item, str(name))) for name, item in value.items()]
+        if any(k is not name or v is not value[name] for (k, v), name in zip(pairs, value, strict=True)):
             result = MappingProxyType(dict(pairs))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         changed = {}
         for field in dataclasses.fields(value):
             old = getattr(value, field.name)
-            new = visible_value(old)
+            new = visible_value(old, field.name)
             if field.init and new is not old:
                 changed[field.name] = new
         if changed:

@@ -26,7 +26,7 @@ from playground.engine.history import History
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
-from playground.engine.textsafe import visible
+from playground.engine.textsafe import one_line
 from tui.engine import Engine
 from tui.engine_host import EngineHost
 from tui.export_actions import TRACE_DIR, save_trace, shown
@@ -97,7 +97,7 @@ class RunPipeline(EngineHost):
     def publish(self) -> None:
         """Build the frozen View from the current state and hand it to the main screen."""
         self.main.view = View(
-            snippet_name=visible(self.snippet.name),
+            snippet_name=one_line(self.snippet.name),
             source=self._source.text,
             settings=self.settings,
             hello=self.hello,
@@ -152,7 +152,7 @@ class RunPipeline(EngineHost):
             # Deleted (or mid-rename): whatever reappears must run, even the same bytes.
             self._supersede()
             self._requests.forget()
-            self.show_run(RunState("missing", message=f"{visible(self.snippet.name)} not found"))
+            self.show_run(RunState("missing", message=f"{one_line(self.snippet.name)} not found"))
             return
         self.settings = self._source.settings_after_edit(self.settings)
         if not self._requests.wanted(self._source.sha, self.settings, force=force):

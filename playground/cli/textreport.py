@@ -14,7 +14,7 @@ from playground.engine.speedup import (
     speedup_word,
     unreliable_line,
 )
-from playground.engine.textsafe import visible
+from playground.engine.textsafe import one_line, visible
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -40,7 +40,8 @@ def render(report: Report) -> str:
 
 def _head_lines(report: Report) -> list[str]:
     """The snippet and settings, the summary, and what went wrong before anything else."""
-    name = os.path.basename(report.snippet) or "snippet"
+    # A file name is one line of the header, whatever it holds (a newline would start another).
+    name = one_line(os.path.basename(report.snippet)) or "snippet"
     lines = [f"{name}  torch {report.torch_version}  {report.settings.label()}"]
     lines.append(report.summary_line() + f"  calls {report.calls}")
     if report.worker_restarted:
@@ -87,7 +88,9 @@ def _recompile_lines(report: Report) -> list[str]:
         for rc in ex.recompiles:
             for row in rc.reasons or ():
                 where = f"  (line {row.line})" if row.line else ""
-                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else f": {row.guard}"
+                # Without an argument the guard is the name: said once, not twice.
+                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else ""
+                change = change or (f": {row.guard}" if row.arg else "")
                 entry = rc.entry or "(limit: not compiled)"
                 call = f"call {rc.call} " if rc.call else ""
                 lines.append(f"  {call}{rc.function} {entry} {row.arg or row.guard}{change}{where}")

@@ -15,12 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine import scratch
+from playground.engine.caps import cap_all
 from playground.engine.errors import WorkerUnavailable
 
 HELLO_TIMEOUT_S = 180.0
 #: How long a closing template may take to kill its runs and leave (it gives a compiler
 #: STRAGGLER_GRACE_S to finish writing) before its process group is killed.
 CLOSE_GRACE_S = 3.0
+#: The key of a run's request: a secret the client makes for each run, which every message
+#: about the run must carry back. The snippet runs in the process that writes the run's
+#: messages, so the descriptor they go out on is the snippet's to write on too: a line it writes
+#: there lacks the key and is never believed. (Only a snippet that goes looking for the key in
+#: its own process's memory could find it.)
+RUN_KEY = "key"
 _STREAM_LIMIT = 256 * 2**20
 
 Message = dict[str, Any]
@@ -150,6 +157,15 @@ class WorkerChannel:
                     await asyncio.wait_for(task, 1.0)
         self.hello = None
 
+    def kill_now(self) -> None:
+        """Kill the worker's process group and remove its scratch folder, at once and without
+        the loop: the last resort of a process that is about to end however stuck it is."""
+        proc = self.proc
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        scratch.remove(self.scratch)
+
     async def exit_words(self) -> str:
         """How the template ended ("was killed by SIGKILL", "exited with code 1"), once it has."""
         proc = self.proc
@@ -186,7 +202,8 @@ class WorkerChannel:
                 except ValueError:
                     continue
                 if isinstance(message, dict):
-                    queue.put_nowait(message)
+                    # Capped again on this side: no message, whoever wrote it, brings more.
+                    queue.put_nowait(cap_all(message))
         except (ConnectionError, asyncio.LimitOverrunError, ValueError):
             return
         finally:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from playground.engine.channel import HELLO_TIMEOUT_S, Message, WorkerChannel
+from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, Message, WorkerChannel
 from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
     DiagnosticsReady,
@@ -117,6 +118,12 @@ class WorkerClient:
         self._cancel_event.set()
         await self.channel.shutdown()
 
+    def kill_now(self) -> None:
+        """Kill the worker at once, from any thread, the loop stuck or gone (see
+        `WorkerChannel.kill_now`); the client is closed."""
+        self._closed = True
+        self.channel.kill_now()
+
     async def _restart(self, reason: str, emit: EventHandler) -> None:
         await self.channel.kill()
         if self._closed:
@@ -189,14 +196,15 @@ class WorkerClient:
         await self._ensure_started(emit)
         stderr_mark = self.channel.stderr.count
         emit(Progress(phase="queued", message="sent to the worker"))
-        await self.channel.send(_request(number, source, settings, options))
-        failures = RunFailures(self.channel, source.path, settings, stderr_mark)
-        return await self._follow(number, source.sha256, started, emit, failures, options.timeout)
+        key = secrets.token_hex(16)
+        await self.channel.send({**_request(number, source, settings, options), RUN_KEY: key})
+        failures = RunFailures(self.channel, source.path, settings, stderr_mark, number)
+        follow = _Follow(number, key, source.sha256, started)
+        return await self._follow(follow, emit, failures, options.timeout)
 
-    async def _follow(
-        self, run_id: int, sha: str, started: float, emit: EventHandler, failures: RunFailures, timeout: float
-    ) -> RunResult:
+    async def _follow(self, follow: _Follow, emit: EventHandler, failures: RunFailures, timeout: float) -> RunResult:
         """The run's messages until its report, or until it ends without one."""
+        run_id, sha, started = follow.run_id, follow.sha, follow.started
         # The template enforces `timeout` on the child; this only catches a template that stopped
         # answering (it may first spend a while starting Inductor, once).
         backstop = timeout + HELLO_TIMEOUT_S
@@ -221,6 +229,11 @@ class WorkerClient:
                 continue
             if message.get("id") != run_id:
                 continue  # a late message of a cancelled run
+            if message.get(RUN_KEY) != follow.key:
+                # Not the worker's: a line the snippet (or something it started) wrote on the
+                # descriptor it inherited. Never believed, and the report says it was there.
+                follow.forged += 1
+                continue
             deadline = time.monotonic() + backstop
             event = message.get("event")
             if event == "progress":
@@ -229,12 +242,13 @@ class WorkerClient:
                     failures.call = message["call"]
                 emit(_progress(message))
             elif event == "diagnostics":
-                emit(DiagnosticsReady(self._stamp(Report.from_dict(message["report"]), sha, started)))
+                emit(DiagnosticsReady(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
             elif event == "report":
-                report = self._stamp(Report.from_dict(message["report"]), sha, started)
+                report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 return RunResult(report, Trace.from_dict(message.get("trace")))
             elif event == "ended":
-                return RunResult(self._stamp(await failures.child_ended(message, timeout), sha, started))
+                report = await failures.child_ended(message, timeout)
+                return RunResult(follow.note(self._stamp(report, sha, started)))
 
     async def _lost(self, report: Report, reason: str, sha: str, started: float) -> Report:
         """The template died or hung: its report stamped, the template killed, and the next run
@@ -263,6 +277,27 @@ class WorkerClient:
         if self._running:
             async with self._run_lock:
                 pass
+
+
+@dataclasses.dataclass
+class _Follow:
+    """One run as the client follows it: its id, its key, and the lines that claimed to be
+    about it without the key."""
+
+    run_id: int
+    key: str
+    sha: str
+    started: float
+    forged: int = 0
+
+    def note(self, report: Report) -> Report:
+        if not self.forged:
+            return report
+        note = (
+            f"{self.forged} line(s) on the worker's channel did not come from the worker and were "
+            "ignored: the snippet, or something it started, wrote there"
+        )
+        return dataclasses.replace(report, notes=(*report.notes, note))
 
 
 def _request(run_id: int, source: SnippetSource, settings: Settings, options: _Options) -> Message:

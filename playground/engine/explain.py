@@ -18,10 +18,13 @@ _LOCATION = re.compile(r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<fn>[\w<
 _SOURCE = re.compile(r"\b[LG]\['(?P<name>[^']+)'\](?P<rest>(?:\.\w+|\[[^\]]*\]|\(\))*)")
 _ATTR_DICT = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]")
 _TENSOR_REASON = re.compile(
-    r"tensor '(?P<src>[^']+)' (?P<what>[\w ]+?) mismatch(?: at index (?P<index>\d+))?\. "
+    # The name may hold quotes itself (`kwargs['position_ids']`): it ends at the quote before the words.
+    r"tensor '(?P<src>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<index>\d+))?\. "
     r"expected (?P<was>.+?), actual (?P<now>.+?)$"
 )
 _EQUALS = re.compile(r"^(?P<lhs>.+?)\s*==\s*(?P<rhs>.+)$")
+#: An identity guard: the entry was built for one object (or type), and another arrived.
+_ID_GUARD = re.compile(r"^___check_(?P<which>obj|type)_id\((?P<src>.+?), (?P<id>\d+)\)")
 _ENTRY_HEAD = re.compile(r"^-?\s*(?P<cid>\d+/\d+):\s*(?P<text>.*)$")
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _SIZE = re.compile(r"size\(\)\[(\d+)\]")
@@ -101,9 +104,12 @@ def user_name(source: str) -> str:
 
 def guarded_arg(check: str) -> str:
     """The argument a guard or reason is about, as the user names it (`self.w`, `x`), or ""."""
-    tensor = re.search(r"tensor '([^']+)'", check)
+    tensor = re.search(r"tensor '(.+?)'(?=\s|$)", check)  # ends at a quote before a space
     if tensor:
         return user_name(tensor.group(1)).split(".size(")[0]
+    identity = _ID_GUARD.match(check.strip())
+    if identity:
+        return user_name(identity["src"])
     match = _SOURCE.search(check)
     if match is None:
         bare = re.match(r"^\s*(?:\d+\s*<=\s*)?([A-Za-z_][\w.]*)", check)
@@ -206,6 +212,12 @@ def reason_row(text: str, snippet_path: str, now_args: dict[str, str], stack_lin
         index = f" {tensor['index']}" if tensor["index"] else ""
         check = f"{what} of {arg}" + (f" dim{index}" if index else "")
         was, now = tensor["was"], tensor["now"]
+    elif identity := _ID_GUARD.match(check):
+        # The ids alone would read as the same text twice: the old id, and what arrived instead.
+        what = "type" if identity["which"] == "type" else "object"
+        check = f"{what} identity of {arg}"
+        was = f"id {identity['id']}"
+        now = f"another {what}" + (f": {now_args[arg]}" if now_args.get(arg) else "")
     else:
         equals = _EQUALS.match(check)
         if equals and guarded_arg(equals["lhs"]) == arg and arg:

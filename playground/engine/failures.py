@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
+from playground.engine import last_words
 from playground.engine.channel import WorkerChannel
 from playground.engine.errors import RunCancelled
 from playground.engine.report import Report, RunError
@@ -28,8 +29,11 @@ class RunFailures:
     """How one run sent to the worker ended when no report came: `phase` is the last progress
     message seen, for the sentence that says where it stopped."""
 
-    def __init__(self, channel: WorkerChannel, path: str, settings: Settings, stderr_mark: int) -> None:
+    def __init__(
+        self, channel: WorkerChannel, path: str, settings: Settings, stderr_mark: int, run_id: int | None = None
+    ) -> None:
         self.channel = channel
+        self.run_id = run_id
         self.path = path
         self.settings = settings
         self.stderr_mark = stderr_mark
@@ -48,10 +52,22 @@ class RunFailures:
         version = (self.channel.hello or {}).get("torch_version", "")
         return failure_report(self.path, self.settings, error, version)
 
+    def _snippet_took_its_voice(self) -> Report | None:
+        """The run's own last words, when the snippet closed its channel or killed the worker
+        (`last_words`): the snippet's error, in the phase it was in, not the worker's."""
+        words = last_words.read(self.channel.scratch, self.run_id)
+        error = last_words.error(words) if words else None
+        if error is None:
+            return None
+        version = (self.channel.hello or {}).get("torch_version", "")
+        return failure_report(self.path, self.settings, error, version)
+
     async def child_ended(self, message: dict[str, Any], timeout: float) -> Report:
         """The template's "ended" message for a run that sent no report; RunCancelled when the
         run was cancelled."""
         outcome = message.get("outcome")
+        if outcome not in ("timeout", "cancelled") and (report := self._snippet_took_its_voice()):
+            return report
         if outcome == "timeout":
             return await self._report(
                 "Timeout", f"the run timed out after {timeout:g} s while {self.phase}{{where}}; its process was killed"
@@ -90,6 +106,9 @@ class RunFailures:
     async def template_died(self) -> tuple[Report, str]:
         """The report, and the reason the next run gives for the fresh worker it starts."""
         how = await self.channel.exit_words()
+        report = self._snippet_took_its_voice()
+        if report is not None:
+            return report, f"the previous worker {how}: the snippet killed it"
         report = await self._report("WorkerDied", f"the worker process {how} while {self.phase}{{where}}")
         return report, f"the previous worker {how} while {self.phase}"
 

@@ -199,6 +199,11 @@ def ladder_summary(cells: list[Cell], total: int | None = None) -> str:
     ran = [c for c in cells if c.error_kind is None]
     skipped = [c.stage for c in cells if c.error_kind is not None]
     unfinished = "" if total is None or total == len(cells) else f" so far ({len(cells)}/{total})"
+    if cells and not ran:
+        # Nothing to compare: "no divergence" would read as a clean bill of health.
+        first = next((c for c in cells if c.raised), cells[0])
+        why = "the snippet fails on its own" if first.error_kind == "snippet" else "no stage could run"
+        return f"no verdict{unfinished}: {why} ({first.stage}: {first.raised}); could not run: {', '.join(skipped)}"
     text = f"no divergence{unfinished}: {len(ran)} stage(s) agree with eager"
     return text + (f"; could not run: {', '.join(skipped)}" if skipped else "")
 

@@ -657,15 +657,20 @@ def config_arg(text: str) -> tuple[str, Any]:
             "(e.g. dynamo.capture_scalar_outputs=true)"
         )
     raw = raw.strip()
+    refusal = f"{_shown(raw)} is not a value for {name}: give true/false, a number, a string or null"
     try:
         value = json.loads(raw)
+    except RecursionError:
+        # Nested thousands deep: no config value is (lists go two deep at most), and the
+        # traceback it raised is no way to say so.
+        raise _arg_error(refusal + " (or a list of them, two deep at most)") from None
     except ValueError:
         try:
             value = ast.literal_eval(raw)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             value = raw
     if not _config_value(value):
-        raise _arg_error(f"{_shown(raw)} is not a value for {name}: give true/false, a number, a string or null")
+        raise _arg_error(refusal)
     return name, _frozen(value)
 
 

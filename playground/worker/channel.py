@@ -7,6 +7,15 @@ import json
 import os
 from typing import Any
 
+from playground.engine.caps import cap_all
+from playground.engine.channel import RUN_KEY as KEY
+
+
+class ChannelLost(BaseException):
+    """The descriptor the run speaks on is no longer the channel: the snippet closed it (and
+    perhaps opened something else in its place). A BaseException: no phase's `except Exception`
+    may turn it into a report that could not be sent anyway."""
+
 
 class Channel:
     """The private pipe pair to the client. The template reads it with select (no thread, so
@@ -21,17 +30,44 @@ class Channel:
         os.close(devnull)
         self.in_fd = in_fd
         self.out_fd = out_fd
+        self._identity = _identity(out_fd)
         self._buffer = bytearray()
         self._scanned = 0
         self.eof = False
+        #: Each run's key, by run id: the client believes a message about a run only when it
+        #: carries the key the client gave that run.
+        self._keys: dict[Any, str] = {}
+
+    def expect(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Sign this run's messages with the key its request brought; the request without it,
+        for the experiment (which the snippet can see)."""
+        key = request.get(KEY)
+        if isinstance(key, str):
+            self._keys[request.get("id")] = key
+        return {name: value for name, value in request.items() if name != KEY}
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(encode(message))
+        # Text from the snippet or torch is cut here, before the pipe (see playground.engine.caps).
+        key = self._keys.get(message.get("id"))
+        if key is not None:
+            message = {**message, KEY: key}
+            if message.get("event") == "ended":  # the run's last word
+                del self._keys[message.get("id")]
+        # A newline first: a partial line someone else left on the descriptor ends there, and
+        # cannot swallow this message (the client skips empty lines).
+        self.send_bytes(b"\n" + encode(cap_all(message)))
 
     def send_bytes(self, data: bytes) -> None:
+        # Checked before each message (one fstat): a closed descriptor whose number the snippet
+        # reused would take the report somewhere else without a word.
+        if _identity(self.out_fd) != self._identity:
+            raise ChannelLost(self.out_fd)
         view = memoryview(data)
         while view:
-            written = os.write(self.out_fd, view)
+            try:
+                written = os.write(self.out_fd, view)
+            except OSError as exc:
+                raise ChannelLost(self.out_fd) from exc
             view = view[written:]
 
     def read_available(self) -> list[dict[str, Any]]:
@@ -56,6 +92,14 @@ class Channel:
                     messages.append(json.loads(line))
                 except ValueError:
                     continue
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
 from playground.worker import limits, memory, procs, warmup
-from playground.worker.channel import sanitize
+from playground.worker.channel import ChannelLost, sanitize
 from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
 from playground.worker.output import OutputCapture
+from playground.worker.witness import Witness
 
 if TYPE_CHECKING:
     from playground.worker.template import Template
@@ -65,7 +66,7 @@ def run_child(template: Template, request: dict[str, Any], parent: int) -> None:
     code = 0
     try:
         _become_child(template, parent)
-        run_here(template, request, limits.cap_memory())
+        run_here(template, request, limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -91,7 +92,7 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
         while chunk := os.read(read_fd, 1 << 20):
             data += chunk
         if data:  # an empty pipe: the template dropped us unused
-            run_here(template, json.loads(data), limits.cap_memory())
+            run_here(template, json.loads(data), limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
     finally:
@@ -107,6 +108,7 @@ def code_child(template: Template, request: dict[str, Any], parent: int) -> None
         from playground.worker.depyf_run import collect
 
         channel = template.channel
+        request = channel.expect(request)
         run_id = request.get("id")
 
         def emit(event: dict[str, Any]) -> None:
@@ -139,17 +141,31 @@ def _become_child(template: Template, parent: int) -> None:
     limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
 
 
-def run_here(template: Template, request: dict[str, Any], memory_cap: int | None = None) -> None:
-    """One run where we are (a forked child, or the template without isolation): its events
-    and its report on the channel. `memory_cap` (MiB) is the cap `limits.cap_memory` set here:
-    an allocation it refused is named so in the report."""
+def run_here(
+    template: Template, request: dict[str, Any], memory_cap: int | None = None, parent: int | None = None
+) -> None:
+    """One run where we are (a forked child of the template `parent`, or the template without
+    isolation): its events and its report on the channel. `memory_cap` (MiB) is the cap
+    `limits.cap_memory` set here: an allocation it refused is named so in the report."""
     from playground.worker.experiment import run_experiment
 
     channel = template.channel
+    request = channel.expect(request)
     run_id = request.get("id")
+    witness = Witness(run_id, str(request.get("path", "")), parent) if parent is not None else None
+    if witness is not None:
+        witness.install()
 
     def emit(event: dict[str, Any]) -> None:
-        channel.send(sanitize({"event": event["event"], "id": run_id, **event}))
+        message = sanitize({"event": event["event"], "id": run_id, **event})
+        try:
+            channel.send(message)
+        except ChannelLost:
+            if witness is not None:
+                witness.lost(channel.out_fd, message)
+            raise
+        if witness is not None:
+            witness.sent(message)
 
     timeout = run_timeout(request)
     trace = None

@@ -137,6 +137,7 @@ class Template:
         return self.references.pids if self.references is not None else []
 
     def _run(self, request: dict[str, Any]) -> None:
+        self.channel.expect(request)
         run_id = request.get("id")
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
@@ -146,7 +147,7 @@ class Template:
             if self.isolated:
                 # Forked before the run's child gets its request: they load the snippet
                 # alongside it, from the template's state, as it does (reference.py).
-                self.references = Forked(self, request)
+                self.references = Forked(self, self.channel.expect(request))  # never the run's key
                 run = self.references.request(run)
             outcome, status = self._first(run)
             if outcome == "died" and self.references is not None:

@@ -11,6 +11,10 @@ from playground.engine import verdicts
 from playground.engine.report import Comparison, Equivalence, Report
 from tui.panes.common import BAD, DIM, GOOD, HEADING, number, verdict
 
+#: The most rows one table draws: a snippet with 10,000 calls has 10,000 comparisons, and a
+#: Rich table of them took 10 s to lay out (the app frozen). The failing rows come first.
+MAX_ROWS = 100
+
 
 def render_equivalence(report: Report) -> RenderableType:
     """The verdict, then the value comparisons, then the gradient comparisons."""
@@ -67,7 +71,8 @@ def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
         columns += ["atol", "rtol"]
     for column in [*columns, "result"]:
         table.add_column(column, justify="left" if column in ("name", "dtype") else "right")
-    for row in rows:
+    shown = _shown(rows)
+    for row in shown:
         cells: dict[str, RenderableType] = {
             "name": Text(row.name or "output", style="" if row.ok else BAD),
             "dtype": row.dtype,
@@ -81,4 +86,20 @@ def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
         if verdicts.detail(row):
             result = Text.assemble(result, (f" {verdicts.detail(row)}", DIM))
         table.add_row(*(cells[c] for c in columns), result)
-    return Group(Text(f"\n{caption}", style=HEADING), table)
+    parts: list[RenderableType] = [Text(f"\n{caption}", style=HEADING), table]
+    if len(shown) < len(rows):
+        failed = sum(not row.ok for row in rows) - sum(not row.ok for row in shown)
+        more = f"… {len(rows) - len(shown)} more rows not shown"
+        more += f" ({failed} of them FAIL)" if failed else " (all ok)"
+        parts.append(Text(f"{more}: `check --json` lists every one", style=DIM))
+    return Group(*parts)
+
+
+def _shown(rows: tuple[Comparison, ...]) -> list[Comparison]:
+    """At most `MAX_ROWS` rows, in their order: every failing one that fits, then the first
+    passing ones."""
+    if len(rows) <= MAX_ROWS:
+        return list(rows)
+    failing = [index for index, row in enumerate(rows) if not row.ok][:MAX_ROWS]
+    passing = [index for index, row in enumerate(rows) if row.ok][: MAX_ROWS - len(failing)]
+    return [rows[index] for index in sorted(failing + passing)]
