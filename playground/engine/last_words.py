@@ -87,7 +87,7 @@ def _where(words: dict[str, Any]) -> str:
         place = "in the snippet's module code" if function == "<module>" else f"in {function}()"
         place += f" at line {line}" if isinstance(line, int) else ""
         return place if doing == LOADING else f"{place}, while {doing}"
-    if failed == "eager call 1" and doing == LOADING:
+    if failed in ("eager call 1", "compiling call 1") and doing == LOADING:
         return "in its module code or in inputs(), before call 1"
     if failed:
         return f"after “{doing}” and before “{failed}”"

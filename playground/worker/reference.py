@@ -39,10 +39,11 @@ import torch
 from playground.engine.report import RunError
 from playground.worker import compat, loading, procs
 from playground.worker.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
-from playground.worker.context import RunContext, RunRequest
+from playground.worker.context import Emit, RunContext, RunRequest
 from playground.worker.equivalence import Unsent, describe_exc
 from playground.worker.failures import Cancelled, RunFailure, failure
 from playground.worker.module_state import StateTracker
+from playground.worker.witness import Witness
 
 if TYPE_CHECKING:
     from playground.worker.template import Template
@@ -69,13 +70,13 @@ class SideResult:
 # --- one side's run, in whichever process ------------------------------------------------------
 
 
-def run_side(message: dict[str, Any], side: str, sink: _Sink, suffix: str = "") -> None:
+def run_side(message: dict[str, Any], side: str, sink: _Sink, suffix: str = "", emit: Emit | None = None) -> None:
     """Load the snippet, make every call as `side` ("eager" or "float64"), record each in `sink`.
 
     The module takes the compiled run's name (plus `suffix` in place, where that one is loaded
     too): the snippet's own classes in what it returns are then found again when unpickled."""
     request = RunRequest.from_message(message)
-    ctx = RunContext(request, lambda event: None, lambda: False)
+    ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
     scope = loading.SnippetScope(request.path, name, not request.warmup)
     float64 = side == "float64"
@@ -86,6 +87,7 @@ def run_side(message: dict[str, Any], side: str, sink: _Sink, suffix: str = "") 
             _widen(loaded)
         tracker = StateTracker(loaded.module, loaded.target)
         for index, raw in numbered(ctx, loaded):
+            ctx.progress("reference", f"{side} call {index}", index)
             snapshot = clone_args(as_call(raw, index), request.settings.device)
             try:
                 sink.call(call_side(ctx, index, snapshot, loaded.target, loaded, tracker, side, float64=float64))
@@ -329,8 +331,11 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
             # dumped just after the child's, is the one whose snippet line the timeout names.
             faulthandler.dump_traceback_later(max(timeout - 0.25, 0.75), exit=False, file=template.crash_log)
         compat.clear_run_state()
+        # The snippet runs here too: if it kills the worker, the client hears why (witness.py).
+        witness = Witness(request.get("id"), str(request.get("path", "")), parent)
+        witness.install()
         with open(path + ".part", "wb") as fh:
-            run_side(request, side, _FileSink(fh, path))
+            run_side(request, side, _FileSink(fh, path), emit=witness.sent)
         os.rename(path + ".part", path)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
