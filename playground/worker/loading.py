@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from playground.worker import preimport
 from playground.worker.context import RunContext
 from playground.worker.failures import RunFailure, failure
 
@@ -48,6 +49,7 @@ class SnippetScope:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
             sys.path.insert(0, os.path.dirname(self.path))
+            preimport.unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)
         module.__file__ = self.path

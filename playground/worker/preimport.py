@@ -30,8 +30,6 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from playground.worker import reexec, warmup
-
 if TYPE_CHECKING:
     from playground.worker.template import Template
 
@@ -41,6 +39,10 @@ SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"
 SWITCH_ENV = "COMPILE_PLAYGROUND_PREIMPORT"
 #: A library that takes longer than this to import in the template is left to the runs.
 IMPORT_TIMEOUT_S = 120
+
+
+#: The top-level packages this template imported (its children inherit the set).
+IMPORTED: set[str] = set()
 
 
 def enabled() -> bool:
@@ -152,6 +154,9 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
     next spare child is forked."""
     if not enabled() or not template.isolated:
         return
+    # Here, not at the top: run children import this module (unshadow) and need neither.
+    from playground.worker import reexec, warmup
+
     names = wanted(request)
     if not names:
         return
@@ -165,6 +170,7 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
                     _import(module, taken)
     except BaseException as exc:  # noqa: BLE001 - whatever it raised, it may have changed state
         failed = f"{type(exc).__name__}: {exc}"
+    IMPORTED.update(module.split(".")[0] for module, _ in names)
     changed = [key for key, value in torch_state().items() if before.get(key) != value]
     if failed or changed or not warmup.fork_probe():
         why = failed or (f"it changes {', '.join(changed)}" if changed else "a forked child hangs after it")
@@ -178,6 +184,16 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
             "the runs import it themselves",
         )
     warmup.freeze()  # the library's objects out of the collector's sight, as torch's are
+
+
+def unshadow(snippet_dir: str) -> None:
+    """In a run's child: forget the packages the template imported that the snippet's own folder
+    shadows (an earlier snippet elsewhere imported the installed `foo`; this one has a `foo.py`
+    beside it), so that its import finds its own file, as `python snippet.py` would."""
+    for name in IMPORTED:
+        if os.path.exists(os.path.join(snippet_dir, name + ".py")) or os.path.isdir(os.path.join(snippet_dir, name)):
+            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[loaded]
 
 
 @contextlib.contextmanager

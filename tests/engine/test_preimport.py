@@ -155,6 +155,22 @@ def test_a_library_that_leaves_torch_alone_is_imported_once_in_the_template(work
     assert reports[0] == reports[1] == reports[2] == _fresh(path, site, log)
 
 
+def test_a_file_beside_the_snippet_wins_over_a_package_the_template_imported(worker, site, log, tmp_path):
+    """An earlier snippet elsewhere made the template import the installed cp_pure_lib; this one
+    has its own cp_pure_lib.py beside it, which `python snippet.py` would import."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _warm(worker, _snippet(elsewhere, "pure", "import cp_pure_lib"))
+    assert worker.template_pid in _importers(log, "cp_pure_lib")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "cp_pure_lib.py").write_text("print('the local cp_pure_lib')\n", encoding="utf-8")
+    path = _snippet(here, "shadowed", "import cp_pure_lib")
+    report = _warm(worker, path)
+    assert report["output"].startswith("the local cp_pure_lib"), report
+    assert report == _fresh(path, site, log)
+
+
 @pytest.mark.parametrize(
     ("library", "printed", "breaks_without"),
     [("cp_dtype_lib", "default dtype torch.float64", 1), ("cp_config_lib", "default dtype torch.float32", 1)],
