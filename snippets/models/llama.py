@@ -14,7 +14,7 @@ and why); the Equivalence pane (one scalar loss per call, then a row
 per parameter gradient); the Guards pane (guards on `model`'s modules,
 named by the path you would write: model.model.layers[0]...).
 
-Try next: delete the "target" line: `model` runs instead, its output
+Try next: set "target" to "model": `model` runs instead, its output
 is the logits, and the notes say that fn was not called. Press b for
 inductor: the gradients differ from eager's by float32 rounding
 (about 1e-4 on embed_tokens; eager's own error against float64 is of
@@ -71,7 +71,7 @@ EXPECTED = {
 
 # What the settings keys under "Try next" change (keys given are checked):
 VARIANTS = [
-    # delete the "target" line: model runs
+    # "target": "model": model runs
     {
         "settings": {"target": "model"},
         "expected": {"graph_count": 1, "graph_break_count": 0, "recompile_count": 0, "equivalence_ok": True},
