@@ -156,6 +156,7 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
         return
     # Here, not at the top: run children import this module (unshadow) and need neither.
     from playground.worker import reexec, warmup
+    from playground.worker.output import OutputCapture
 
     names = wanted(request)
     if not names:
@@ -163,13 +164,19 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
     template.spare.drop()  # forked without them
     before = torch_state()
     failed = ""
+    capture = OutputCapture()
     try:
-        with _deadline(IMPORT_TIMEOUT_S):
+        with capture, _deadline(IMPORT_TIMEOUT_S):
             for module, taken in names:
                 with contextlib.suppress(ImportError):  # not importable: the run reports it
                     _import(module, taken)
     except BaseException as exc:  # noqa: BLE001 - whatever it raised, it may have changed state
         failed = f"{type(exc).__name__}: {exc}"
+    # A library that prints (or warns) at import shows it in a fresh process's output: imported
+    # here, the runs would not print it.
+    printed = capture.read()["bytes"]
+    if printed and not failed:
+        failed = f"it printed {printed} bytes at import"
     IMPORTED.update(module.split(".")[0] for module, _ in names)
     changed = [key for key, value in torch_state().items() if before.get(key) != value]
     if failed or changed or not warmup.fork_probe():

@@ -31,6 +31,8 @@ LIBRARIES = {
     # them never sees the change, so the template must not import them either
     "cp_dtype_lib": "import torch\ntorch.set_default_dtype(torch.float64)\n",
     "cp_config_lib": "import torch._dynamo\ntorch._dynamo.config.capture_scalar_outputs = True\n",
+    # prints at import: a fresh process's output shows it, so every run must import it itself
+    "cp_chatty_lib": "print('cp_chatty_lib says hello')\n",
 }
 LOGGED = "import os\nwith open(os.environ['CP_IMPORT_LOG'], 'a') as fh:\n    fh.write(f'{{os.getpid()}} {name}\\n')\n"
 
@@ -173,7 +175,11 @@ def test_a_file_beside_the_snippet_wins_over_a_package_the_template_imported(wor
 
 @pytest.mark.parametrize(
     ("library", "printed", "breaks_without"),
-    [("cp_dtype_lib", "default dtype torch.float64", 1), ("cp_config_lib", "default dtype torch.float32", 1)],
+    [
+        ("cp_dtype_lib", "default dtype torch.float64", 1),
+        ("cp_config_lib", "default dtype torch.float32", 1),
+        ("cp_chatty_lib", "cp_chatty_lib says hello\ndefault dtype torch.float32", 1),
+    ],
 )
 def test_a_library_that_changes_torch_at_import_is_left_to_the_runs(
     worker, site, log, tmp_path, library, printed, breaks_without
