@@ -167,12 +167,8 @@ def is_bookkeeping(check: str) -> bool:
     return bool(_BOOKKEEPING_SOURCE.search(check) or _BOOKKEEPING_PART.search(check))
 
 
-#: guard_rank's groups, in the order a reader wants them.
-RANKS = ("inputs", "values", "structure")
-
-
 def guard_rank(kind: str, arg: str, check: str = "") -> int:
-    """How soon a (non-internal) guard can fail on the user's next change, as an index of RANKS:
+    """How soon a (non-internal) guard can fail on the user's next change, lowest first:
     0 a variable's shape, dtype or value (`x: float32 size=[8]`, `lr == 0.1`: the next call can
     change them); 1 a module attribute's value (`net.training == False`, `net.config.use_cache
     == True`: a line of code can change them); 2 the model's structure (its modules' types, its
