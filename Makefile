@@ -1,7 +1,9 @@
 # compile-playground: `make run` opens the app, `make test` runs the tests.
 # The venv sees system site-packages so that a torch already installed on the machine (as on
 # workshop servers) is reused instead of downloading another; only when none >= 2.13 is there
-# does it install $(TORCH_SPEC) (a CPU wheel here).
+# does it install $(TORCH_SPEC) (a CPU wheel here). The extras come with the torch already there
+# pinned in the same pip command: `transformers` (the `models` extra, for snippets/models/) would
+# otherwise let pip pull another torch.
 PY ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
@@ -16,7 +18,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv --system-site-packages $(VENV)
 	$(BIN)/python -c "import sys, torch; sys.exit(tuple(int(p) for p in torch.__version__.split('.')[:2]) < (2, 13))" 2>/dev/null \
 		|| $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,models]" \
+		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')"
 	touch $(STAMP)
 
 run: venv
@@ -49,7 +52,7 @@ $(STAMP214): pyproject.toml
 	test -x $(VENV214)/bin/python || $(PY) -m venv $(VENV214)
 	$(VENV214)/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.14'))" 2>/dev/null \
 		|| $(VENV214)/bin/python -m pip install --quiet "torch==2.14.1"
-	$(VENV214)/bin/python -m pip install --quiet -e ".[test]"
+	$(VENV214)/bin/python -m pip install --quiet -e ".[test,models]" "torch==2.14.1"
 	touch $(STAMP214)
 
 # Two workers here: the CUDA build's processes are heavier, and a third made this stage slower

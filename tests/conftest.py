@@ -76,6 +76,7 @@ FAST_MODULES = frozenset(
     {
         "test_equivalence_props",
         "test_explain_unit",
+        "test_explain_guards",
         "test_settings_parse",
         "test_history",
         "test_import_hygiene",

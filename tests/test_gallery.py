@@ -6,6 +6,8 @@ error kind and type, equivalence), and in an optional `VARIANTS` list what the s
 its header suggests ("press f", "press d") change. These tests run each through the real
 worker and compare, so a torch upgrade that changes a behaviour fails with the snippet's
 name and the numbers. A second set runs each file standalone, as `python snippets/NAME.py`.
+The real-model section (`snippets/models/`) is checked the same way; its `transformers` files
+are skipped, with the reason in pytest's summary, where the `models` extra is not installed.
 
 The test process stays torch-free: snippets are read with `ast`, and torch runs only in the
 worker and in the standalone subprocesses.
@@ -14,6 +16,7 @@ worker and in the standalone subprocesses.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import subprocess
 import sys
@@ -30,7 +33,14 @@ from playground.engine.sync import SyncWorker
 from tests.standalone import StandaloneRunner
 
 ROOT = Path(__file__).resolve().parents[1]
-SNIPPETS = sorted(p for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
+GALLERY = ROOT / "snippets"
+#: The top-level lessons, then the real-model section's.
+SNIPPETS = [
+    *sorted(p for p in GALLERY.glob("*.py") if not p.name.startswith("_")),
+    *sorted(p for p in (GALLERY / "models").glob("*.py") if not p.name.startswith("_")),
+]
+#: Packages a gallery file may import beyond torch, and how to install each.
+OPTIONAL = {"transformers": "pip install compile-playground[models]"}
 
 #: Keys every EXPECTED must give; `error_type` is required when `error` is not None.
 REQUIRED = ("graph_count", "graph_break_count", "recompile_count", "recompile_limit_hit", "error", "equivalence_ok")
@@ -62,15 +72,36 @@ def _settings(path: Path, overrides: dict[str, Any] | None = None) -> Settings:
     return Settings.from_dict({**Settings().to_dict(), **snippet_settings, **(overrides or {})})
 
 
-def _inductor_mark(settings: Settings) -> tuple[Any, ...]:
-    return (pytest.mark.inductor,) if settings.backend == "inductor" else ()
+def _name(path: Path) -> str:
+    """The test id: `gpt2` under models/ is `models/gpt2`."""
+    return path.relative_to(GALLERY).with_suffix("").as_posix()
+
+
+def _missing(path: Path) -> str | None:
+    """Why `path` cannot run here: an optional package it imports that is not installed (looked
+    up without importing it: this process stays torch-free)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top in OPTIONAL and importlib.util.find_spec(top) is None:
+                return f"{_name(path)} needs {top}, which is not installed here: {OPTIONAL[top]}"
+    return None
+
+
+def _marks(path: Path, settings: Settings) -> tuple[Any, ...]:
+    marks: tuple[Any, ...] = (pytest.mark.inductor,) if settings.backend == "inductor" else ()
+    missing = _missing(path)
+    return (*marks, pytest.mark.skip(reason=missing)) if missing else marks
 
 
 def _check_cases() -> Iterator[Any]:
     for path in SNIPPETS:
         expected = _module_literal(path, "EXPECTED") or {}
         settings = _settings(path)
-        yield pytest.param(path, {}, expected, id=path.stem, marks=_inductor_mark(settings))
+        yield pytest.param(path, {}, expected, id=_name(path), marks=_marks(path, settings))
         for variant in _module_literal(path, "VARIANTS") or ():
             overrides = variant["settings"]
             label = ",".join(f"{k}={v}" for k, v in overrides.items())
@@ -78,14 +109,14 @@ def _check_cases() -> Iterator[Any]:
                 path,
                 overrides,
                 variant["expected"],
-                id=f"{path.stem}[{label}]",
-                marks=_inductor_mark(_settings(path, overrides)),
+                id=f"{_name(path)}[{label}]",
+                marks=_marks(path, _settings(path, overrides)),
             )
 
 
 def _standalone_cases() -> Iterator[Any]:
     for path in SNIPPETS:
-        yield pytest.param(path, id=path.stem, marks=_inductor_mark(_settings(path)))
+        yield pytest.param(path, id=_name(path), marks=_marks(path, _settings(path)))
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +145,15 @@ def test_the_gallery_has_the_bundled_default() -> None:
     assert (ROOT / "snippets" / "default.py") in SNIPPETS
 
 
-@pytest.mark.parametrize("path", SNIPPETS, ids=[p.stem for p in SNIPPETS])
+def test_the_models_section_has_both_libraries() -> None:
+    """Real models from transformers and from torch.nn, so that a machine without the extra
+    still checks some of the section."""
+    models = [p for p in SNIPPETS if p.parent.name == "models"]
+    needing = [p for p in models if "transformers" in p.read_text(encoding="utf-8")]
+    assert len(needing) >= 2 and len(models) - len(needing) >= 2, [p.name for p in models]
+
+
+@pytest.mark.parametrize("path", SNIPPETS, ids=[_name(p) for p in SNIPPETS])
 def test_snippet_declares_what_it_expects(path: Path) -> None:
     expected = _module_literal(path, "EXPECTED")
     assert isinstance(expected, dict), f"{path.name}: no literal module-level EXPECTED dict"
@@ -128,7 +167,7 @@ def test_snippet_declares_what_it_expects(path: Path) -> None:
         assert set(variant["expected"]) <= ALLOWED, f"{path.name}: unknown keys in {variant!r}"
 
 
-@pytest.mark.parametrize("path", SNIPPETS, ids=[p.stem for p in SNIPPETS])
+@pytest.mark.parametrize("path", SNIPPETS, ids=[_name(p) for p in SNIPPETS])
 def test_header_says_what_expected_says(path: Path) -> None:
     """The header comment a reader sees and the EXPECTED dict the test checks must agree."""
     text = path.read_text(encoding="utf-8")

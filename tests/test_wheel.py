@@ -44,6 +44,9 @@ def _source_packages() -> list[str]:
     for top in ("playground", "tui"):
         for init in sorted((ROOT / top).rglob("__init__.py")):
             found.append(".".join(init.parent.relative_to(ROOT).parts))
+    # The gallery's sections (snippets/models/) ship as subpackages of playground.snippets.
+    for init in sorted((ROOT / "snippets").glob("*/__init__.py")):
+        found.append(f"playground.snippets.{init.parent.name}")
     return found
 
 
@@ -116,7 +119,12 @@ def test_the_wheel_holds_the_gallery_and_the_default_snippet(installed):
     python, _, _ = installed
     wheel = next((python.parents[2] / "dist").glob("*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    gallery = sorted(p.name for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
+    gallery = sorted(
+        p.relative_to(ROOT / "snippets").as_posix()
+        for p in (ROOT / "snippets").rglob("*.py")
+        if p.name != "__init__.py"
+    )
+    assert "models/gpt2.py" in gallery
     for name in gallery:
         assert f"playground/snippets/{name}" in names
     assert "tui/app.tcss" in names
@@ -141,6 +149,7 @@ def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
     assert info["playground"].startswith(site), "the checkout was imported, not the wheel"
     assert info["dir"].startswith(site)
     expected = sorted(p.stem for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
+    expected += sorted(f"models/{p.stem}" for p in (ROOT / "snippets" / "models").glob("*.py") if p.stem[0] != "_")
     assert info["gallery"] == expected
 
     default = Path(info["dir"]) / "default.py"

@@ -76,9 +76,18 @@ def header_title(text: str) -> str:
 
 
 def list_gallery(directory: Path) -> list[GalleryEntry]:
-    """The snippets in `directory`, by name; private files (`_*.py`) left out."""
+    """The snippets in `directory`, by name, then each section's (a package folder such as
+    `models/`, its entries named `models/gpt2`); private files and folders (`_*`) left out."""
     if not directory.is_dir():
         return []
+    entries = _entries(directory, "")
+    for section in sorted(directory.iterdir()):
+        if section.is_dir() and not section.name.startswith(("_", ".")) and (section / "__init__.py").is_file():
+            entries.extend(_entries(section, f"{section.name}/"))
+    return entries
+
+
+def _entries(directory: Path, prefix: str) -> list[GalleryEntry]:
     entries = []
     for path in sorted(directory.glob("*.py")):
         if path.name.startswith("_"):
@@ -89,7 +98,7 @@ def list_gallery(directory: Path) -> list[GalleryEntry]:
             title = visible(header_title(path.read_text(encoding="utf-8-sig")))
         except (OSError, UnicodeDecodeError):
             title = "(unreadable)"
-        entries.append(GalleryEntry(name=path.stem, path=path, title=title))
+        entries.append(GalleryEntry(name=prefix + path.stem, path=path, title=title))
     return entries
 
 

@@ -63,7 +63,7 @@ def settings_text(settings: Settings, used: Settings | None = None, width: int |
     switches when set. Within `width` columns (None: no limit) the longest form that fits:
     shorter toggle names first, then switch names without their module, then `+N switches:`;
     whatever is still cut ends in an ellipsis, so a cut is never silent."""
-    extra = bool(settings.switch_words()) or (used is not None and _differs(settings, used))
+    extra = bool(settings.switch_words() or settings.target) or (used is not None and _differs(settings, used))
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
         text = _settings_form(settings, used, names=names, short_switches=short_switches)
@@ -93,6 +93,10 @@ def _settings_form(
         shown = levels[names]
         text.append(f" {shown} " if shown else " ")
         text.append(value, style="bold")
+    if settings.target is not None:
+        # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
+        text.append("  ")
+        text.append(settings.target_word(), style="bold")
     # Torch's own switches only when set: the bar teaches the keys, these come from SETTINGS,
     # --config or the palette (ctrl+p "config", "stance").
     words = _switch_words(settings, short=short_switches)
@@ -134,5 +138,5 @@ class FittedSettings:
 
 
 def _differs(a: Settings, b: Settings) -> bool:
-    fields = ("fullgraph", "dynamic", "backend", "mode", "device", "config", "stance", "error_on_graph_break")
+    fields = ("fullgraph", "dynamic", "backend", "mode", "device", "config", "stance", "error_on_graph_break", "target")
     return any(getattr(a, f) != getattr(b, f) for f in fields)

@@ -71,6 +71,12 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
         help="a graph break raises (torch._dynamo.error_on_graph_break)",
         **given,
     )
+    g.add_argument(
+        "--target",
+        choices=("model", "fn"),
+        help="which to compile when the snippet defines both model and fn (default: model)",
+        **given,
+    )
 
 
 def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None:

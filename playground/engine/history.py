@@ -42,6 +42,8 @@ class Entry:
             parts.append(s.mode)
         if s.device != "cpu":
             parts.append(s.device)
+        if s.target:
+            parts.append(s.target_word())
         parts.extend(s.switch_words())  # torch's own switches, when any is set
         r = self.report
         if r.error:
@@ -90,6 +92,8 @@ def _switches(s: Settings) -> dict[str, str]:
         shown["stance"] = s.stance
     if s.error_on_graph_break:
         shown["error_on_graph_break"] = "on"
+    if s.target:
+        shown["target"] = s.target
     return shown
 
 

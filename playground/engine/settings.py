@@ -32,6 +32,8 @@ MODES: tuple[str | None, ...] = (
 #: dynamic=None is torch's "auto": static first, automatic dynamic after a shape change.
 DYNAMICS: tuple[bool | None, ...] = (None, True, False)
 DEVICES: tuple[str, ...] = ("cpu", "cuda")
+#: What a snippet that defines both `model` and `fn` runs; None is the contract's rule (model).
+TARGETS: tuple[str | None, ...] = (None, "model", "fn")
 
 #: Upper bounds of the duration flags (seconds): past them a typo, not a wish (and 1e12 s
 #: overflows the worker's faulthandler timer).
@@ -116,6 +118,9 @@ class Settings:
     stance: str = "default"
     #: torch._dynamo.error_on_graph_break(True): a break raises, without fullgraph's one graph.
     error_on_graph_break: bool = False
+    #: "model" or "fn": which of the two the run compiles when the snippet defines both (None:
+    #: the contract's rule, `model`). Last, so that a report from before it still loads.
+    target: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -139,6 +144,7 @@ class Settings:
             config=_lenient_config(data.get("config")),
             stance=str(data.get("stance") or base.stance),
             error_on_graph_break=bool(data.get("error_on_graph_break", base.error_on_graph_break)),
+            target=data.get("target") if data.get("target") in TARGETS else base.target,
         )
 
     def merged(self, overrides: dict[str, Any]) -> Settings:
@@ -156,7 +162,13 @@ class Settings:
         ]
         if self.cold:
             parts.append("cold")
+        if self.target is not None:
+            parts.append(self.target_word())
         return "  ".join(parts + self.switch_words())
+
+    def target_word(self) -> str:
+        """ "target=fn": the target the settings choose, as labels show it ("" when not set)."""
+        return f"target={self.target}" if self.target is not None else ""
 
     def switch_words(self) -> list[str]:
         """Torch's own switches that are not at their defaults, one word each: the config keys
@@ -304,6 +316,10 @@ def check_value(key: str, value: Any, line: int | None = None, where: str = "") 
         return value
     if key == "config":
         return _config_pairs(value, line, where)
+    if key == "target":
+        if value not in TARGETS:
+            raise _bad(key, value, "'model', 'fn' or None (the contract's rule: model when both exist)", line, where)
+        return value
     raise SettingsError(_unknown_key(key, line, where))
 
 

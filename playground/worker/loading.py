@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from playground.worker import preimport
 from playground.worker.context import RunContext
 from playground.worker.failures import RunFailure, failure
 
@@ -48,6 +49,7 @@ class SnippetScope:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
             sys.path.insert(0, os.path.dirname(self.path))
+            preimport.unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)
         module.__file__ = self.path
@@ -108,7 +110,9 @@ def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
 
 def prepare(ctx: RunContext, module: types.ModuleType) -> Loaded:
     """The loaded snippet's target and its calls (inputs() runs here)."""
-    target, owner = _target(module)
+    target, owner, note = _target(module, ctx.settings.target)
+    if note:
+        ctx.notes.append(note)
     return Loaded(module, target, owner, _calls(ctx, module))
 
 
@@ -122,27 +126,65 @@ def _seed_everything() -> None:
         numpy.random.seed(0)
 
 
-def _target(module: types.ModuleType) -> tuple[Callable[..., Any], torch.nn.Module | None]:
+def _target(module: types.ModuleType, chosen: str | None) -> tuple[Callable[..., Any], torch.nn.Module | None, str]:
+    """What to compile, the module whose parameters the gradient check compares, and a note
+    saying which target ran when the snippet defines both (empty otherwise)."""
     ns = module.__dict__
-    if "model" in ns:
-        model = ns["model"]
-        if not isinstance(model, torch.nn.Module):
-            raise RunFailure(
-                "snippet",
-                "TypeError",
-                f"`model` must be a torch.nn.Module instance, not {type(model).__name__}",
+    has_model, has_fn = "model" in ns, "fn" in ns
+    if chosen is not None and chosen not in ns:
+        other = "fn" if chosen == "model" else "model"
+        raise RunFailure(
+            "snippet",
+            "MissingTarget",
+            f"target is {chosen!r} but the snippet defines no `{chosen}`"
+            + (f"; it defines `{other}`" if other in ns else ""),
+        )
+    model = _checked_model(ns["model"]) if has_model and chosen != "fn" else None
+    if model is not None:
+        note = ""
+        if has_fn:
+            why = (
+                'as target="model" asks'
+                if chosen == "model"
+                else 'model wins when both exist; SETTINGS["target"] = "fn" runs fn instead'
             )
-        return model, model
-    if "fn" in ns:
+            note = f"target: model ({_kind(model)}) ran; fn was not called ({why})"
+        return model, model, note
+    if has_fn:
         fn = ns["fn"]
         if not callable(fn):
             raise RunFailure("snippet", "TypeError", f"`fn` is not callable (it is a {type(fn).__name__})")
-        return fn, fn if isinstance(fn, torch.nn.Module) else None
+        owner = fn if isinstance(fn, torch.nn.Module) else None
+        note = ""
+        if has_model:
+            # fn usually calls model (`return model(ids).loss`): its parameters are the ones
+            # whose gradients are worth comparing.
+            candidate = ns["model"]
+            if owner is None and isinstance(candidate, torch.nn.Module):
+                owner = candidate
+            note = f'target: fn ran, as target="fn" asks; model ({_kind(candidate)}) is compiled only where fn calls it'
+            if owner is candidate:
+                note += ", and the gradient check compares its parameters"
+        return fn, owner, note
     raise RunFailure(
         "snippet",
         "MissingTarget",
         "the snippet defines neither `model` (an nn.Module) nor `fn` (a callable)",
     )
+
+
+def _checked_model(model: Any) -> torch.nn.Module:
+    if not isinstance(model, torch.nn.Module):
+        raise RunFailure(
+            "snippet",
+            "TypeError",
+            f"`model` must be a torch.nn.Module instance, not {type(model).__name__}",
+        )
+    return model
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
 
 
 def _calls(ctx: RunContext, module: types.ModuleType) -> Iterator[Any]:

@@ -19,10 +19,13 @@ def progress(run_id: Any, message: str, phase: str = "loading") -> dict[str, Any
     return {"event": "progress", "id": run_id, "phase": phase, "call": None, "calls": None, "message": message}
 
 
-def restart_unwarmed(channel: Channel, spare: Spare, switch: str, requests: list[dict[str, Any]]) -> None:
+def restart_unwarmed(
+    channel: Channel, spare: Spare, switch: str, requests: list[dict[str, Any]], reason: str = ""
+) -> None:
     """Replace this process by a fresh worker with the warm-up `switch` turned off; the requests
     it held are handed over in a file (the client ignores the second hello). Never returns."""
-    print(f"compile-playground: forked children hang after a warm-up; restarting with {switch}=0", file=sys.stderr)
+    why = reason or "forked children hang after a warm-up"
+    print(f"compile-playground: {why}; restarting with {switch}=0", file=sys.stderr)
     os.environ[switch] = "0"
     if requests:
         fd, path = tempfile.mkstemp(prefix="compile-playground-requeue-", suffix=".json")

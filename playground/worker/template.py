@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from playground.engine.settings import Settings
-from playground.worker import procs, reexec, warmup
+from playground.worker import preimport, procs, reexec, warmup
 from playground.worker.channel import Channel
 from playground.worker.child import code_child, rss_mb, run_child, run_here, run_timeout
 from playground.worker.code_run import CodeRun
@@ -169,6 +169,7 @@ class Template:
         # is given its grace.
         self.stragglers.sweep(grace=outcome != "ok")
         if not request.get("last"):  # a one-shot check has no next run to warm a child for
+            preimport.after_run(self, request)  # the libraries it imported, for the next run
             self.spare.fork(self)
 
     def _first(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:

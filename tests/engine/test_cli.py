@@ -73,6 +73,8 @@ def test_check_json_follows_the_contract(snippet):
         "config": {},
         "stance": "default",
         "error_on_graph_break": False,
+        # Which of model and fn runs when both exist: None is the contract's rule (model).
+        "target": None,
     }
     assert report["graph_break_count"] == 1
     assert set(report["graph_breaks"][0]) >= {"reason", "hint", "file", "line", "count"}

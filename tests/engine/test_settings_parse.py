@@ -17,6 +17,7 @@ from playground.engine.settings import (
     DEVICES,
     MODES,
     SETTING_KEYS,
+    TARGETS,
     Settings,
     SettingsError,
     check_value,
@@ -34,6 +35,7 @@ valid_settings = st.builds(
     mode=st.sampled_from(MODES),
     device=st.sampled_from(DEVICES),
     cold=st.booleans(),
+    target=st.sampled_from(TARGETS),
 )
 literals = st.recursive(
     st.none()
@@ -152,6 +154,8 @@ def test_overrides_win_over_the_snippet(in_file: Settings, flags: Settings):
         ("SETTINGS = {'device': 'tpu'}", 1, ("device", "'cpu'")),
         ("SETTINGS = {'cold': 1}", 1, ("cold", "True or False")),
         ("SETTINGS = {'fullgraph': True, 'fullgraph': False}", 1, ("twice",)),
+        ("SETTINGS = {'target': 'Fn'}", 1, ("target", "'Fn'", "'model', 'fn' or None")),
+        ("SETTINGS = {'target': True}", 1, ("target", "True")),
     ],
 )
 def test_settings_problems_are_named_with_their_line(text: str, line: int, words: tuple[str, ...]):

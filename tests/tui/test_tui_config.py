@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable
-from tui_fakes import FakeEngine, base_report, plain, settle
+from tui_fakes import FakeEngine, bar_text, base_report, plain, settle
 
 from playground.engine.settings import Settings
 from tui.commands import SwitchCommands
@@ -81,3 +81,22 @@ async def test_matrix_screen_ladder_names_the_first_stage(snippet: Path, size: t
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, MatrixScreen)
+
+
+def test_settings_bar_names_the_target_only_when_set():
+    assert "target" not in plain(settings_text(Settings()), width=300)
+    text = plain(settings_text(Settings(backend="aot_eager", target="fn"), width=78), width=300)
+    assert text.rstrip().endswith("c cpu  target=fn"), text
+
+
+async def test_a_snippet_choosing_its_target_shows_it_on_the_settings_bar(snippet: Path):
+    snippet.write_text(
+        snippet.read_text().replace('"backend": "eager"}', '"backend": "eager", "target": "fn"}'), encoding="utf-8"
+    )
+    engine = FakeEngine()
+    app = make_app(snippet, engine=engine, watch=False, clock=lambda: 0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.settings.target == "fn"
+        assert engine.runs and engine.runs[-1][1].target == "fn"
+        assert "target=fn" in bar_text(app, "settings")

@@ -70,8 +70,23 @@ def test_gallery_lists_bundled_snippets_with_titles(tmp_path: Path):
 def test_real_gallery_is_found_and_titled():
     entries = list_gallery(cli.snippets_dir())
     names = {e.name for e in entries}
-    assert "default" in names
+    assert "default" in names and "models/llama" in names
     assert all(e.title for e in entries)
+
+
+def test_gallery_sections_follow_the_top_level_and_open_as_plain_copies(tmp_path: Path):
+    (tmp_path / "a.py").write_text("# A is pure.\n")
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "__init__.py").write_text("")
+    (models / "gpt.py").write_text("# A real model.\n")
+    (tmp_path / "notes").mkdir()  # not a package: not a section
+    (tmp_path / "notes" / "x.py").write_text("# no\n")
+    entries = list_gallery(tmp_path)
+    assert [(e.name, e.title) for e in entries] == [("a", "A is pure."), ("models/gpt", "A real model.")]
+    work = tmp_path / "work"
+    work.mkdir()
+    assert open_copy(entries[1].path, work) == (work / "gpt.py", True)
 
 
 def test_default_snippet_is_copied_once(tmp_path: Path):

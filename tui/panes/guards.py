@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.explain import short_guard
+from playground.engine.explain import guard_rank, short_guard, value_leaf
 from playground.engine.report import GuardDetail, Report
 from tui.panes.common import BAD, DIM, HEADING, WARN, plural
 from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
@@ -102,9 +102,11 @@ def render_guards(report: Report) -> RenderableType:
 
 
 def render_guard_lines(report: Report) -> RenderableType:
-    """Per entry: the user's guards grouped by the snippet line that made them, guards on
-    arguments without a line next, torch's internal ones folded into one line. Shape symbols
-    and specializations first: under dynamic shapes they are why there is a second entry."""
+    """Per entry: the user's guards that a next change can make fail first (shapes, dtypes and
+    values of the calls' variables, then module attributes' values), grouped by the snippet line
+    that made them where there is one; the model's structure (module types, parameter shapes)
+    and torch's internal guards and bookkeeping folded into a line each. Shape symbols and
+    specializations first: under dynamic shapes they are why there is a second entry."""
     ex = report.explanation
     parts: list[RenderableType] = []
     for spec in ex.specializations:
@@ -121,28 +123,82 @@ def render_guard_lines(report: Report) -> RenderableType:
         if entry.function:
             title.append(f"  {entry.function}")
         parts.append(title)
-        by_line: dict[int, list[str]] = {}
-        loose: list[str] = []
-        internal = 0
-        for g in entry.guards:
-            if g.internal:
-                internal += 1
-            elif g.line:
-                by_line.setdefault(g.line, []).append(_short(g))
-            else:
-                loose.append(_short(g))
-        # A grid: a long line of guards wraps under its own text, not under "line 37:".
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column()
-        for line, checks in sorted(by_line.items()):
-            grid.add_row(Text(f" line {line}:", style=HEADING), Text("; ".join(dict.fromkeys(checks))))
-        if loose:
-            grid.add_row(Text(" no line:", style=DIM), Text("; ".join(dict.fromkeys(loose)), style=DIM))
-        parts.append(grid)
-        if internal:
-            parts.append(Text(f" + {plural(internal, 'internal guard')} (global state, grad mode, ids)", style=DIM))
+        parts.extend(_entry_rows(entry.guards))
     return Group(*parts)
+
+
+def _entry_rows(guards: tuple[GuardDetail, ...]) -> list[RenderableType]:
+    by_line: dict[int, list[tuple[int, GuardDetail]]] = {}
+    loose: list[GuardDetail] = []  # a variable's guard without a snippet line
+    values: list[GuardDetail] = []  # a module attribute's value, without a line
+    structure: list[GuardDetail] = []
+    internal = 0
+    for g in guards:
+        rank = guard_rank(g.kind, g.arg, g.check)
+        if g.internal:
+            internal += 1
+        elif g.line:
+            by_line.setdefault(g.line, []).append((rank, g))
+        elif rank == 0:
+            loose.append(g)
+        elif rank == 1:
+            values.append(g)
+        else:
+            structure.append(g)
+    # (rank of the row's most changeable guard, order, label, checks): the rows a next edit can
+    # break first, each row in the snippet's line order.
+    rows: list[tuple[int, float, Text, Text]] = []
+    for line, ranked in by_line.items():
+        ranked.sort(key=lambda pair: pair[0])
+        checks = "; ".join(dict.fromkeys(_short(g) for _, g in ranked))
+        rows.append((ranked[0][0], line, Text(f" line {line}:", style=HEADING), Text(checks)))
+    if loose:
+        checks = "; ".join(dict.fromkeys(map(_short, loose)))
+        rows.append((0, float("inf"), Text(" no line:", style=DIM), Text(checks, style=DIM)))
+    if values:
+        rows.append((1, float("inf"), Text(" modules:", style=DIM), Text(_folded_values(values))))
+    # A grid: a long line of guards wraps under its own text, not under "line 37:".
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for _, _, label, checks in sorted(rows, key=lambda row: (row[0], row[1])):
+        grid.add_row(label, checks)
+    out: list[RenderableType] = [grid]
+    if structure:
+        roots = ", ".join(dict.fromkeys(_root(g.arg) for g in structure if g.arg != _root(g.arg)))
+        on = f" on {roots}" if roots else ""
+        out.append(
+            Text(f" + {plural(len(structure), 'structural guard')}{on} (module types, parameter shapes)", style=DIM)
+        )
+    if internal:
+        out.append(
+            Text(
+                f" + {plural(internal, 'internal guard')} (global state, grad mode, ids, module hooks, imports)",
+                style=DIM,
+            )
+        )
+    return out
+
+
+def _folded_values(values: list[GuardDetail]) -> str:
+    """Module attributes' values, the same setting on many modules folded into one item
+    (`.training == False ×9`), each other one by the path the snippet would write."""
+    leaves = [value_leaf(g.check, g.arg) for g in values]
+    counts: dict[str, int] = {}
+    for leaf in leaves:
+        if leaf:
+            counts[leaf] = counts.get(leaf, 0) + 1
+    items: list[str] = []
+    for g, leaf in zip(values, leaves):
+        if leaf and counts[leaf] > 1:
+            items.append(f"…{leaf} ×{counts[leaf]}")
+        else:
+            items.append(_short(g))
+    return "; ".join(dict.fromkeys(items))
+
+
+def _root(arg: str) -> str:
+    return re.split(r"[.\[]", arg, maxsplit=1)[0]
 
 
 def _short(guard: GuardDetail) -> str:

@@ -13,6 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural
@@ -46,12 +47,14 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
         # G: a line that made guards (issue 11); the guards ride on the row below, as breaks do.
-        guard_lines: dict[int, list[str]] = {}
+        guard_lines: dict[int, list[tuple[int, str]]] = {}
         for entry in report.explanation.guards[:1]:
             for g in entry.guards:
                 if g.line and not g.internal:
-                    guard_lines.setdefault(g.line, []).append(g.arg or g.check)
-        for line, args in guard_lines.items():
+                    guard_lines.setdefault(g.line, []).append((guard_rank(g.kind, g.arg, g.check), g.arg or g.check))
+        for line, ranked in guard_lines.items():
+            # What the next call or edit can make fail first (shapes, values), then structure.
+            args = [arg for _, arg in sorted(ranked, key=lambda pair: pair[0])]
             label = "GUARDS on " + ", ".join(dict.fromkeys(a for a in args if a))
             marks.setdefault(line, []).append(Mark("G", DIM, label))
     refused = _refused(report, error)

@@ -1,0 +1,152 @@
+"""Save-to-diagnostics on a real model (a `transformers` snippet) against torch's floor, with the
+libraries the snippet imports imported once in the worker's template (playground/worker/
+preimport.py) and without (each run's child importing them again, as before).
+
+- watch: `compile-playground watch --json-lines --no-timing`, already running, sees an atomic
+  save and prints the diagnostics line; each run is a child forked from the template, which has
+  imported the snippet's installed packages after the first run.
+- watch, no preimport: the same with COMPILE_PLAYGROUND_PREIMPORT=0: every run imports them.
+- floor (the definition used beside every figure here): a warm Python process that imported
+  torch and the snippet's libraries once (the same `import` statements, run once before the
+  first save) and has run the snippet once; then, per save: `torch._dynamo.reset()`, the
+  snippet's source executed as a fresh module (load), `torch.compile` of its target (`fn` when
+  SETTINGS["target"] == "fn", else `model`, else `fn`) with the snippet's backend, and every call
+  of `inputs()` in order, with the `graph_breaks`, `recompiles` and `guards` log artifacts on
+  (handlers that drop the records). No worker, pipe, fork, watcher or equivalence check: what
+  any warm tool must spend to produce the same diagnostics.
+
+The three are interleaved in one run (the machine is shared and noisy); medians and ratios are
+printed side by side. The goal: watch within 1.2x of the floor.
+
+    python benchmarks/models_latency.py [--saves 5] [--snippet snippets/models/llama.py]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from latency import WarmRoute  # noqa: E402 - the same watch driver as benchmarks/latency.py
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The floor (see the docstring): reads "path backend target" per line, answers seconds.
+FLOOR = """
+import logging, sys, time, torch
+torch._logging.set_logs(graph_breaks=True, recompiles=True, guards=True)
+sink = logging.NullHandler()
+for q in torch._logging._internal.log_registry.get_log_qnames():
+    logging.getLogger(q).handlers = [sink]
+exec(sys.argv[1])  # the snippet's import statements, once
+for line in sys.stdin:
+    path, backend, target = line.split()
+    t0 = time.perf_counter()
+    torch._dynamo.reset()
+    ns = {"__file__": path, "__name__": "snip"}
+    exec(compile(open(path).read(), path, "exec"), ns)
+    chosen = ns["fn"] if target == "fn" else (ns.get("model") or ns["fn"])
+    compiled = torch.compile(chosen, backend=backend)
+    for call in ns["inputs"]():
+        compiled(*(call if isinstance(call, tuple) else (call,)))
+    print(time.perf_counter() - t0, flush=True)
+"""
+
+
+def imports_of(source: str) -> str:
+    """The snippet's module-level import statements, as source."""
+    tree = ast.parse(source)
+    return "\n".join(ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def literal(source: str, name: str) -> dict:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+class Floor:
+    def __init__(self, imports: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", FLOOR, imports],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def run(self, path: Path, backend: str, target: str) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{path} {backend} {target}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def edited(source: str, n: int) -> str:
+    """The snippet with a changed comment line: new bytes, the same program."""
+    return source.rstrip("\n") + f"\n# edit {n}\n"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--saves", type=int, default=5)
+    p.add_argument("--snippet", type=Path, default=ROOT / "snippets" / "models" / "llama.py")
+    args = p.parse_args()
+    source = args.snippet.read_text(encoding="utf-8")
+    settings = literal(source, "SETTINGS")
+    backend, target = settings.get("backend", "inductor"), settings.get("target") or "model"
+    lat: dict[str, list[float]] = {"watch": [], "no_preimport": [], "floor": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {name: Path(tmp) / name / args.snippet.name for name in lat}
+        for path in paths.values():
+            path.parent.mkdir()
+            path.write_text(source, encoding="utf-8")
+        os.environ["COMPILE_PLAYGROUND_PREIMPORT"] = "0"
+        plain = WarmRoute(paths["no_preimport"])
+        del os.environ["COMPILE_PLAYGROUND_PREIMPORT"]
+        routes = {"watch": WarmRoute(paths["watch"]), "no_preimport": plain}
+        floor = Floor(imports_of(source))
+        try:
+            for name, route in routes.items():
+                route.wait_for(hashlib.sha256(paths[name].read_bytes()).hexdigest(), "complete", timeout=600)
+            floor.run(paths["floor"], backend, target)  # its first run pays the one-time start-up
+            diag: dict = {}
+            for i in range(args.saves):  # interleaved, so that machine noise hits all alike
+                text = edited(source, i + 1)
+                for name, route in routes.items():
+                    latency, _, diag = route.save(text)
+                    lat[name].append(latency)
+                paths["floor"].write_text(text, encoding="utf-8")
+                lat["floor"].append(floor.run(paths["floor"], backend, target))
+        finally:
+            for route in routes.values():
+                route.close()
+            floor.close()
+    med = {name: statistics.median(values) for name, values in lat.items()}
+    print(f"{args.snippet.relative_to(ROOT)} (backend {backend}, target {target}), {args.saves} saves, medians")
+    print("floor: a warm process with the snippet's libraries imported once: reset + load + compile + the calls")
+    print(
+        f"{'watch':>8} {'no preimport':>13} {'floor':>8} {'watch/floor':>12} {'no preimport/floor':>19}  graphs/breaks"
+    )
+    print(
+        f"{med['watch']:>7.2f}s {med['no_preimport']:>12.2f}s {med['floor']:>7.2f}s "
+        f"{med['watch'] / med['floor']:>11.2f}x {med['no_preimport'] / med['floor']:>18.2f}x  "
+        f"{diag.get('graph_count')}/{diag.get('graph_break_count')}"
+    )
+    print("each save (s):", {name: [round(v, 2) for v in values] for name, values in lat.items()})
+
+
+if __name__ == "__main__":
+    main()
