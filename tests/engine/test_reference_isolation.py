@@ -310,3 +310,24 @@ def inputs():
     error = report["error"]
     assert error["kind"] == "snippet" and "boom" in error["message"], error
     assert error["line"] == (5 if where == "forward" else 9), error
+
+
+def test_a_sparse_input_is_compared_not_an_internal_error(worker, snippet):
+    # torch.equal has no sparse kernel: checking whether a call mutated its arguments once
+    # crashed with "internal error ... aten::equal ... SparseCPU".
+    path = snippet(
+        """
+        import torch
+
+        def fn(s, x):
+            return torch.sparse.mm(s, x)
+
+        def inputs():
+            i = torch.tensor([[0, 1, 2], [2, 0, 1]])
+            s = torch.sparse_coo_tensor(i, torch.tensor([1.0, 2.0, 3.0]), (3, 3))
+            return [(s, torch.ones(3, 2))]
+        """
+    )
+    report = run(worker, path)
+    assert report["error"] is None, report["error"]
+    assert report["equivalence"]["ok"], report["equivalence"]
