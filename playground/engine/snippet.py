@@ -119,12 +119,22 @@ _DUMP_START = re.compile(r"^(?:Fatal Python error|Timeout \(|Thread 0x|Current t
 
 
 def snippet_line_in_stack(stderr_text: str, path: str) -> int | None:
-    """The snippet's innermost line in the last faulthandler dump (most recent call first)."""
+    """The snippet's innermost line in the newest faulthandler dump that names one (most recent
+    call first). The run's process and its eager reference (another process, running the same
+    snippet) each dump before a timeout kills them; the one stuck in the snippet's own code, not
+    in torch's compiler, is the one whose line says where."""
     starts = [m.start() for m in _DUMP_START.finditer(stderr_text)]
-    block = stderr_text[starts[-1] :] if starts else stderr_text
-    # faulthandler prints "Fatal Python error" then "Current thread": take from the last header group.
-    if len(starts) >= 2 and stderr_text[starts[-2] :].startswith("Fatal Python error"):
-        block = stderr_text[starts[-2] :]
+    if not starts:
+        return _first_snippet_line(stderr_text, path)
+    ends = [*starts[1:], len(stderr_text)]
+    for start, end in reversed(list(zip(starts, ends))):
+        line = _first_snippet_line(stderr_text[start:end], path)
+        if line is not None:
+            return line
+    return None
+
+
+def _first_snippet_line(block: str, path: str) -> int | None:
     names = _dumped_names(path)
     for match in _STACK_FRAME.finditer(block):
         if _same_file(match.group("file"), names):

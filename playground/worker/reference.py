@@ -327,9 +327,10 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
 
         timeout = run_timeout(request)
         if timeout:
-            # A snippet that hangs in eager hangs here, while the run's child waits: this stack,
-            # dumped just after the child's, is the one whose snippet line the timeout names.
-            faulthandler.dump_traceback_later(max(timeout - 0.25, 0.75), exit=False, file=template.crash_log)
+            # A snippet that hangs in eager hangs here too, and the run's child may be stuck in
+            # Dynamo's trace of it: this stack, dumped before the timeout, names the snippet's
+            # line when the child's does not (the client reads the newest dump that names one).
+            faulthandler.dump_traceback_later(max(timeout - 0.75, 0.5), exit=False, file=template.crash_log)
         compat.clear_run_state()
         # The snippet runs here too: if it kills the worker, the client hears why (witness.py).
         witness = Witness(request.get("id"), str(request.get("path", "")), parent)
