@@ -196,7 +196,7 @@ async def test_serve_in_headless_chromium(session: Path, tmp_path: Path):
                     "--no-first-run",
                     f"--remote-debugging-port={debug_port}",
                     f"--user-data-dir={profile}",
-                    "--window-size=1280,900",
+                    "--window-size=900,700",  # the 80-column layout: no side panes
                     "about:blank",
                 ],
                 stdout=subprocess.DEVNULL,
