@@ -129,7 +129,8 @@ def torch_state() -> dict[str, Any]:
             torch.is_deterministic_algorithms_warn_only_enabled(),
         ),
         "matmul_precision": torch.get_float32_matmul_precision(),
-        "rng": hashlib.sha256(torch.random.get_rng_state().numpy().tobytes()).hexdigest(),
+        # Without numpy: torch does not need it, and a machine may not have it.
+        "rng": hashlib.sha256(bytes(torch.random.get_rng_state().tolist())).hexdigest(),
         "python_rng": hash(random.getstate()),
         "anomaly": torch.is_anomaly_enabled(),
         "mkldnn": torch.backends.mkldnn.enabled,
