@@ -122,9 +122,17 @@ def test_infinite_loop_times_out_with_line_and_only_its_child_dies(worker, snipp
     )
     pid = worker.client.hello["pid"]
     report = run(worker, path, timeout_s=4)
-    assert report["error"]["kind"] == "worker" and report["error"]["type"] == "Timeout"
-    assert report["error"]["line"] in (4, 5)
-    assert "its process was killed" in report["error"]["message"]
+    error = report["error"]
+    # The compiled run no longer spins in eager first (the eager reference is another process):
+    # it is Dynamo that traces the endless loop, and torch 2.13 either is still tracing it at the
+    # timeout or crashes in it (SIGSEGV, its stack exhausted) before, on a quicker machine.
+    # Either way the line is named and only the run's process dies.
+    assert error["kind"] == "worker" and error["type"] in ("Timeout", "WorkerDied"), error
+    assert error["line"] in (4, 5)
+    if error["type"] == "Timeout":
+        assert "its process was killed" in error["message"]
+    else:
+        assert "SIGSEGV" in error["message"], error
     assert worker.client.hello["pid"] == pid
     good = run(worker, snippet(GOOD, "good.py"))
     assert good["error"] is None
