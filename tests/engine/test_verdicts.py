@@ -170,7 +170,9 @@ def test_a_timing_keeps_its_blocks_and_the_ratios_spread(worker, snippet):
     path = snippet("import torch\nfn = lambda x: x.sin().cos()\ndef inputs():\n    return [torch.randn(256, 256)]\n")
     timings = run(worker, path, timing=True, min_run_time=0.1)["timings"]
     assert timings["blocks"] >= 6 and timings["eager_runs"] >= 5 and timings["compiled_runs"] >= 5
-    assert timings["speedup_low"] <= timings["speedup"] * 1.5 and timings["speedup_high"] >= timings["speedup"] / 1.5
+    # The quartiles of the per-block ratios (the speedup itself is the ratio of the medians,
+    # which a busy machine can put outside them).
+    assert 0 < timings["speedup_low"] <= timings["speedup_high"]
 
 
 QUIET = Machine(cpus=2, load1=0.1, runnable=1, others_cpu=0.0)
