@@ -1,0 +1,72 @@
+"""The refactoring check: `check --json` of every gallery snippet, with what changes from run to run
+masked, written one file per snippet, so that two checkouts can be compared byte for byte
+(`diff -r`). A change to the code's shape must leave the public report (../shared/contract.md)
+exactly as it was.
+
+    python tests/golden.py OUT_DIR [--backend eager]
+
+Masked: every number under a key that names a time, a rate, a pid, a memory size or a machine
+figure, the text of the snippet's printed output when it prints times, and absolute paths (the
+checkout's root becomes `<root>`). Not masked: counts, verdicts, errors, reasons, guards, values'
+errors: they are deterministic for the same bytes on the same torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A key whose value varies between runs of the same bytes.
+VOLATILE = re.compile(
+    r"(^|_)(s|ms|us|ns|seconds|time|times|pid|pids|rss|mb|bytes|busy|load|cpu|cpus|spread|speedup|"
+    r"elapsed|wall|started|finished|at|when|median|low|high|blocks|runs|machine|memory|threads)($|_)"
+)
+
+
+def _mask(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _mask(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, key) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and VOLATILE.search(key.lower()):
+        return "<n>"
+    if isinstance(value, str):
+        return value.replace(str(ROOT), "<root>")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--backend", default=None)
+    args = parser.parse_args(argv)
+    snippets = sorted((ROOT / "snippets").glob("*.py")) + sorted((ROOT / "snippets" / "models").glob("*.py"))
+    snippets = [s for s in snippets if s.name != "__init__.py"]
+    command = [sys.executable, "-m", "playground", "check", "--json", "--no-timing"]
+    if args.backend:
+        command += ["--backend", args.backend]
+    done = subprocess.run(
+        command + [str(s) for s in snippets], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if len(lines) != len(snippets):
+        print(done.stderr[-3000:], file=sys.stderr)
+        print(f"{len(lines)} reports for {len(snippets)} snippets", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    for snippet, line in zip(snippets, lines, strict=True):
+        masked = _mask(json.loads(line))
+        name = snippet.relative_to(ROOT / "snippets").as_posix().replace("/", "__")
+        (args.out / f"{name}.json").write_text(json.dumps(masked, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(snippets)} reports in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
