@@ -35,9 +35,9 @@ import os
 import signal
 
 from playground.engine import scratch
-from playground.worker import procs
-from playground.worker.channel import Channel
-from playground.worker.template import Template
+from playground.worker.process import procs
+from playground.worker.process.channel import Channel
+from playground.worker.process.template import Template
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Issue 12's code run, the template's side (playground/worker/code_run.py), without a worker:
+"""Issue 12's code run, the template's side (playground/worker/dynamo_code/held_report.py), without a worker:
 how the held report and the code child's result become the one report the client gets."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from playground.worker.code_run import CODE_TO, REPORT_TO, CodeRun, write_json
+from playground.worker.dynamo_code.held_report import CODE_TO, REPORT_TO, CodeRun, write_json
 
 ITEM = {
     "name": "torch_dynamo_resume_in_fn_at_3",

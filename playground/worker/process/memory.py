@@ -21,7 +21,7 @@ import ctypes
 import functools
 import os
 
-from playground.worker import limits
+from playground.worker.process import limits
 
 #: mallopt's parameters (malloc.h).
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3

@@ -12,7 +12,7 @@ from typing import Any
 
 from playground.engine import explain
 from playground.worker import compat
-from playground.worker.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
+from playground.worker.capture.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
 
 #: The trace records that say how shapes were treated (symbols made, guards added, specialized).
 _SHAPE_KINDS = ("create_symbol", "guard_added", "guard_added_fast", "symbolic_shape_specialization")

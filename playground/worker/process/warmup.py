@@ -11,8 +11,8 @@ import sys
 import tempfile
 from typing import Any
 
-from playground.worker import procs
-from playground.worker.output import OutputCapture
+from playground.worker.process import procs
+from playground.worker.process.output import OutputCapture
 
 WARMUP_SNIPPET = """
 import torch
@@ -32,7 +32,7 @@ def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
     Dynamo's and (for inductor) Inductor's one-time start-up, and nothing of the run itself
     (reset and counters are cleared again in every child). True when the run used Inductor."""
     from playground.worker import compat
-    from playground.worker.experiment import run_experiment
+    from playground.worker.run.experiment import run_experiment
 
     used_inductor = False
     fd, path = tempfile.mkstemp(prefix="compile-playground-warmup-", suffix=".py")

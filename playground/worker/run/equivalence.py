@@ -18,11 +18,11 @@ from typing import Any
 import torch
 
 from playground.engine.report import VERDICTS, Comparison, Equivalence
-from playground.worker import equivalence
-from playground.worker.calls import CallRecord
-from playground.worker.context import RunContext
-from playground.worker.loading import Loaded
-from playground.worker.reference import SideResult
+from playground.worker.run import comparison
+from playground.worker.run.calls import CallRecord
+from playground.worker.run.context import RunContext
+from playground.worker.run.loading import Loaded
+from playground.worker.run.reference import SideResult
 
 #: torch._dynamo.utils.same's rule, in its two steps: allclose at its default tol (HARNESS_TOL,
 #: as atol and rtol, or the dtype's own when looser); else compiled RMSE vs fp64 <= K x eager's
@@ -57,7 +57,7 @@ def check(
     loaded: Loaded,
     float64: Callable[[], SideResult],
 ) -> Equivalence:
-    override, tolerance_notes = equivalence.validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
+    override, tolerance_notes = comparison.validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
     ctx.notes += tolerance_notes
     ctx.progress("equivalence", "comparing values")
     groups: dict[str, list[dict[str, Any]]] = {"outputs": [], "grads": [], "state": []}
@@ -75,7 +75,7 @@ def check(
             groups,
             leaves,
             "outputs",
-            equivalence.compare_values(ref.out, mine.out, rec.index, override),
+            comparison.compare_values(ref.out, mine.out, rec.index, override),
             ref.out,
             mine.out,
             "out",
@@ -86,7 +86,7 @@ def check(
                 groups,
                 leaves,
                 "outputs",
-                equivalence.compare_values(ref.args, mine.args, rec.index, override, root="input (mutated)"),
+                comparison.compare_values(ref.args, mine.args, rec.index, override, root="input (mutated)"),
                 ref.args,
                 mine.args,
                 "input (mutated)",
@@ -99,7 +99,7 @@ def check(
             e, c = eager_state.get(name), compiled_state.get(name)
             if e is None or c is None:
                 continue
-            entry = equivalence.compare_tensors(name, e, c, rec.index, override)
+            entry = comparison.compare_tensors(name, e, c, rec.index, override)
             _add_one(groups, leaves, "state", entry, e, c, _state_of(name, rec.index))
     reference = "eager reference: its own process, the same calls from a fresh load"
     rule = ""
@@ -168,7 +168,7 @@ def _compare_grads(
         why = (mine.grad_note if mine.grads is None else ref.grad_note) or "no gradient"
         groups["grads"].append(_bad("loss", index, f"{side} output gives no gradient: {why}"))
         return
-    for entry in equivalence.compare_grads(ref.grads, mine.grads, index, override):
+    for entry in comparison.compare_grads(ref.grads, mine.grads, index, override):
         name = entry["name"].removesuffix(".grad")
         e, c = ref.grads.get(name), mine.grads.get(name)
         _add_one(groups, leaves, "grads", entry, e, c, lambda r, i=index, n=name: _grad_of(r, i, n))
@@ -198,14 +198,14 @@ def _add(
 ) -> None:
     """Entries of one compared value, with the tensors behind each failing leaf kept for the
     float64 rule (found again by path: compare_values names leaves as `leaves` does)."""
-    eager_leaves = dict(equivalence.leaves(eager_value, root))
-    compiled_leaves = dict(equivalence.leaves(compiled_value, root))
+    eager_leaves = dict(comparison.leaves(eager_value, root))
+    compiled_leaves = dict(comparison.leaves(compiled_value, root))
     for entry in entries:
         path = entry["name"]
 
         def fp64(r: SideResult, path: str = path) -> torch.Tensor | None:
             value = fp64_root(r)
-            return None if value is None else dict(equivalence.leaves(value, root)).get(path)
+            return None if value is None else dict(comparison.leaves(value, root)).get(path)
 
         _add_one(groups, leaves, group, entry, eager_leaves.get(path), compiled_leaves.get(path), fp64)
 
@@ -255,7 +255,7 @@ def _within_harness_tolerance(entry: dict[str, Any], leaf: _Leaf) -> bool:
     if not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
         return False
     try:
-        e, c = equivalence.plain(leaf.eager), equivalence.plain(leaf.compiled).to(leaf.eager.dtype)
+        e, c = comparison.plain(leaf.eager), comparison.plain(leaf.compiled).to(leaf.eager.dtype)
         tol = max(HARNESS_TOL, entry.get("atol") or 0.0, entry.get("rtol") or 0.0)
         close = bool(torch.allclose(c, e, atol=tol, rtol=tol, equal_nan=True))
     except Exception:  # noqa: BLE001 - what cannot be compared this way goes to float64
@@ -276,7 +276,7 @@ def _judge(entry: dict[str, Any], leaf: _Leaf, wide: SideResult) -> None:
     if not isinstance(ref, torch.Tensor) or ref.shape != leaf.eager.shape:
         entry["note"] = _join(entry.get("note", ""), "no float64 value to judge it by")
         return
-    e, c, r = (equivalence.plain(t).to(torch.float64) for t in (leaf.eager, leaf.compiled, ref))
+    e, c, r = (comparison.plain(t).to(torch.float64) for t in (leaf.eager, leaf.compiled, ref))
     if not (e.is_floating_point() or e.is_complex()) or not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
         return  # integers and booleans are exact: no rounding to forgive
     eager_err, compiled_err = _rmse(r, e), _rmse(r, c)
@@ -308,7 +308,7 @@ def _finite(x: float) -> float | None:
 def _worst(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor | None) -> str:
     """Where eager and compiled differ most, and the values there (float64's too)."""
     try:
-        e, c = equivalence.plain(eager), equivalence.plain(compiled)
+        e, c = comparison.plain(eager), comparison.plain(compiled)
         if e.numel() == 0:
             return ""
         wide = torch.complex128 if (e.is_complex() or c.is_complex()) else torch.float64
@@ -318,7 +318,7 @@ def _worst(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor | None
         at = tuple(where) if where else ()
         words = f"at {list(at)}: compiled {_num(c[at])} vs eager {_num(e[at])}"
         if ref is not None:
-            words += f" (float64 {_num(equivalence.plain(ref)[at])})"
+            words += f" (float64 {_num(comparison.plain(ref)[at])})"
         return words
     except Exception:  # noqa: BLE001 - where is a courtesy; never fail the check over it
         return ""

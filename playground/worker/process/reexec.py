@@ -10,8 +10,8 @@ import sys
 import tempfile
 from typing import Any
 
-from playground.worker.channel import Channel
-from playground.worker.spare import Spare
+from playground.worker.process.channel import Channel
+from playground.worker.process.spare import Spare
 
 
 def progress(run_id: Any, message: str, phase: str = "loading") -> dict[str, Any]:

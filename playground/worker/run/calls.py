@@ -15,12 +15,13 @@ from typing import Any
 import torch
 
 from playground.engine.settings import Settings
-from playground.worker import compat, equivalence, gradients, timing
-from playground.worker.capture import RunCapture
-from playground.worker.context import RunContext
-from playground.worker.failures import RunFailure, failure, first_line
-from playground.worker.loading import Loaded
-from playground.worker.module_state import StateTracker, same
+from playground.worker import compat
+from playground.worker.capture.records import RunCapture
+from playground.worker.run import comparison, gradients, steady_state
+from playground.worker.run.context import RunContext
+from playground.worker.run.failures import RunFailure, failure, first_line
+from playground.worker.run.loading import Loaded
+from playground.worker.run.module_state import StateTracker, same
 
 
 @dataclass
@@ -68,7 +69,7 @@ def as_call(call: Any, index: int) -> tuple[Any, ...]:
     elif isinstance(call, list):
         call = tuple(call)
     if isinstance(call, tuple):
-        for name, leaf in equivalence.leaves(call, "argument"):
+        for name, leaf in comparison.leaves(call, "argument"):
             if isinstance(leaf, torch.Tensor) and leaf.device.type == "meta":
                 raise RunFailure(
                     "snippet",
@@ -159,7 +160,7 @@ def first_run_timed(
         t0 = time.perf_counter()
         try:
             out = fn(*args, **kwargs)
-            timing.synchronize(device)
+            steady_state.synchronize(device)
             return out
         finally:
             key = compile_id or ""
@@ -235,7 +236,7 @@ class _Timed:
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None:
-            timing.synchronize(self.device)
+            steady_state.synchronize(self.device)
         self.seconds = time.perf_counter() - self.t0
 
 
@@ -289,10 +290,10 @@ def call_side(
 
 def _changed(before: Any, after: Any) -> bool:
     """Whether a call changed its arguments in place (any layout: sparse ones compare dense)."""
-    for (_, b), (_, a) in zip(equivalence.leaves(before, "input"), equivalence.leaves(after, "input")):
+    for (_, b), (_, a) in zip(comparison.leaves(before, "input"), comparison.leaves(after, "input")):
         if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
             try:
-                if b.shape != a.shape or not same(equivalence.plain(b), equivalence.plain(a)):
+                if b.shape != a.shape or not same(comparison.plain(b), comparison.plain(a)):
                     return True
             except Exception:  # noqa: BLE001 - a tensor we cannot read: compare it, to be safe
                 return True

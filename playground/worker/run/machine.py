@@ -4,7 +4,7 @@ Worker-side, torch-free; where /proc is missing, nothing is known and nothing is
 
 On a shared 2-core machine, single eager calls of the same model were seen to alternate between
 14 ms and 530 ms (OpenMP threads waiting on a descheduled sibling): a ratio taken then is noise,
-and the report says so instead of printing it (timed.py).
+and the report says so instead of printing it (timing.py).
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from typing import Any
 
 from playground.engine.report import Machine, Timings
 from playground.engine.settings import Settings
-from playground.worker import machine, timing
-from playground.worker.calls import CallsDone, clone_args
-from playground.worker.context import RunContext
-from playground.worker.failures import failure, raised_in_snippet
+from playground.worker.run import machine, steady_state
+from playground.worker.run.calls import CallsDone, clone_args
+from playground.worker.run.context import RunContext
+from playground.worker.run.failures import failure, raised_in_snippet
 
 
 class _Counted:
@@ -65,7 +65,7 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
     eager_counted = _Counted(target)
     compiled_counted = _Counted(done.compiled)
     try:
-        return timing.steady_state(
+        return steady_state.steady_state(
             eager_counted,
             compiled_counted,
             clone_args(snapshot),
@@ -100,7 +100,7 @@ def unreliable(backend: str, steady: dict[str, Any], seen: Machine, frames: int)
     in place of the number."""
     why = []
     runs = min(steady.get("eager_runs") or 0, steady.get("compiled_runs") or 0)
-    if runs < timing.MIN_RUNS:
+    if runs < steady_state.MIN_RUNS:
         eager_ms = steady.get("eager_ms") or 0.0
         why.append(f"{runs} run{'s' if runs != 1 else ''} (a call takes {eager_ms:.3g} ms; raise --min-run-time)")
     if seen.others_cpu is not None and seen.cpus and seen.others_cpu > BUSY_SHARE * seen.cpus:

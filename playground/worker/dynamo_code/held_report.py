@@ -1,5 +1,5 @@
 """Issue 12: the code Dynamo wrote, collected by a second child after the run. The template's
-side, torch-free; the second child's work is depyf_run.py. Worker-side.
+side, torch-free; the second child's work is depyf_rerun.py. Worker-side.
 
 Why a second child: depyf.prepare_debug swaps the bytecode Dynamo wrote for depyf's own
 recompiled version while it records, so a run under it would run, and time, depyf's code
@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from playground.engine.report import DynamoCode, Report
-from playground.worker.channel import encode
+from playground.worker.process.channel import encode
 
 #: The request's keys, set by the template only, that tell a child where to write instead of
 #: the channel: the run's report (REPORT_TO) and the code child's result (CODE_TO).

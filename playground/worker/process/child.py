@@ -1,6 +1,6 @@
 """A run's child: what a forked process does from the fork to os._exit - one run, its events
 and report on the channel. Also the same run done in place (no isolation), and issue 12's code
-child (code_run.py). Worker-side."""
+child (dynamo_code/held_report.py). Worker-side."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from playground.engine.report import Output, Report, WorkerInfo
 from playground.engine.settings import Settings
-from playground.worker import limits, memory, procs, warmup
-from playground.worker.channel import ChannelLost, sanitize
-from playground.worker.code_run import CODE_TO, REPORT_TO, write_json
-from playground.worker.output import OutputCapture
-from playground.worker.witness import Witness
+from playground.worker.dynamo_code.held_report import CODE_TO, REPORT_TO, write_json
+from playground.worker.process import limits, memory, procs, warmup
+from playground.worker.process.channel import ChannelLost, sanitize
+from playground.worker.process.output import OutputCapture
+from playground.worker.process.witness import Witness
 
 if TYPE_CHECKING:
-    from playground.worker.template import Template
+    from playground.worker.process.template import Template
 
 #: The longest run timeout the worker accepts (faulthandler's timer overflows on inf or 1e12).
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -101,11 +101,11 @@ def spare_child(template: Template, read_fd: int, ready_fd: int, parent: int) ->
 
 def code_child(template: Template, request: dict[str, Any], parent: int) -> None:
     """Issue 12's second child: the request's calls again under depyf, what it decompiled
-    written where the template reads it (code_run.py), then os._exit (never returns)."""
+    written where the template reads it (dynamo_code/held_report.py), then os._exit (never returns)."""
     code = 0
     try:
         _become_child(template, parent)
-        from playground.worker.depyf_run import collect
+        from playground.worker.dynamo_code.depyf_rerun import collect
 
         channel = template.channel
         request = channel.expect(request)
@@ -147,7 +147,7 @@ def run_here(
     """One run where we are (a forked child of the template `parent`, or the template without
     isolation): its events and its report on the channel. `memory_cap` (MiB) is the cap
     `limits.cap_memory` set here: an allocation it refused is named so in the report."""
-    from playground.worker.experiment import run_experiment
+    from playground.worker.run.experiment import run_experiment
 
     channel = template.channel
     request = channel.expect(request)
@@ -205,7 +205,7 @@ def _internal_error(request: dict[str, Any], exc: BaseException) -> Report:
     """The report of a run that a bug of ours ended: the worker's error, nothing found."""
     import torch
 
-    from playground.worker.failures import failure
+    from playground.worker.run.failures import failure
 
     error = replace(
         failure("worker", exc, request.get("path", ""), "internal error in compile-playground's worker").error,

@@ -9,9 +9,9 @@ from typing import Any
 
 import torch
 
-from playground.worker import equivalence
-from playground.worker.context import RunContext
-from playground.worker.failures import RunFailure, failure
+from playground.worker.run import comparison
+from playground.worker.run.context import RunContext
+from playground.worker.run.failures import RunFailure, failure
 
 Grads = dict[str, torch.Tensor | None]
 
@@ -19,7 +19,7 @@ Grads = dict[str, torch.Tensor | None]
 def loss_of(ctx: RunContext, loss_fn: Any, output: Any, which: str, index: int) -> torch.Tensor | None:
     """The scalar to differentiate (None when nothing in it requires grad)."""
     if loss_fn is None:
-        return equivalence.default_loss(output, ctx.notes)
+        return comparison.default_loss(output, ctx.notes)
     try:
         value = loss_fn(output)
     except BaseException as exc:  # noqa: BLE001
@@ -46,7 +46,7 @@ def side_grads(
     """One side's gradients for one call: the backward of its loss, read, then every `.grad` put
     back as the call left it, so that the next call (and a training step's own optimizer) sees
     what a plain program making only the calls would. (None, why) when there are none."""
-    leaves = equivalence.grad_leaves(args, modules)
+    leaves = comparison.grad_leaves(args, modules)
     saved = [(t, t.grad) for t in leaves]
     for t in leaves:
         t.grad = None
@@ -63,7 +63,7 @@ def side_grads(
             raise _backward_failure(ctx, exc, side, index) from None
         except BaseException as exc:  # noqa: BLE001
             raise _backward_failure(ctx, exc, side, index) from None
-        return equivalence.collect_grads(args, modules), ""
+        return comparison.collect_grads(args, modules), ""
     finally:
         for t, grad in saved:
             t.grad = grad

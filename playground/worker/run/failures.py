@@ -10,7 +10,7 @@ import os
 import traceback
 
 from playground.engine.report import RunError
-from playground.worker.capture import snippet_line_in_text
+from playground.worker.capture.records import snippet_line_in_text
 
 
 class Cancelled(Exception):

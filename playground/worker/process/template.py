@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from playground.engine.settings import Settings
-from playground.worker import preimport, procs, reexec, warmup
-from playground.worker.channel import Channel
-from playground.worker.child import code_child, rss_mb, run_child, run_here, run_timeout
-from playground.worker.code_run import CodeRun
-from playground.worker.reference import Forked
-from playground.worker.spare import Spare
-from playground.worker.stragglers import Stragglers
+from playground.worker.dynamo_code.held_report import CodeRun
+from playground.worker.process import preimport, procs, reexec, warmup
+from playground.worker.process.channel import Channel
+from playground.worker.process.child import code_child, rss_mb, run_child, run_here, run_timeout
+from playground.worker.process.spare import Spare
+from playground.worker.process.stragglers import Stragglers
+from playground.worker.run.reference import Forked
 
 
 class Requests:
@@ -56,7 +56,7 @@ class Template:
         self.inductor_started = False
         self.child: int | None = None
         self.spare = Spare()
-        #: The run's reference processes (reference.py), while it runs.
+        #: The run's reference processes (run/reference.py), while it runs.
         self.references: Forked | None = None
         self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
@@ -70,7 +70,7 @@ class Template:
         import torch  # noqa: F401 - timed here: the hello reports the import
 
         from playground.worker import compat
-        from playground.worker.capture import Capturer
+        from playground.worker.capture.records import Capturer
 
         # Every process below us is one of our forks: each starts with its own compile threads.
         os.register_at_fork(after_in_child=compat.forget_compile_threads)
@@ -89,7 +89,8 @@ class Template:
     def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> dict[str, Any]:
         import torch
 
-        from playground.worker import compat, switches
+        from playground.worker import compat
+        from playground.worker.run import switches
 
         return {
             "event": "hello",
@@ -146,7 +147,7 @@ class Template:
             run = request if code is None else code.run_request()
             if self.isolated:
                 # Forked before the run's child gets its request: they load the snippet
-                # alongside it, from the template's state, as it does (reference.py).
+                # alongside it, from the template's state, as it does (run/reference.py).
                 self.references = Forked(self, self.channel.expect(request))  # never the run's key
                 run = self.references.request(run)
             outcome, status = self._first(run)
@@ -199,7 +200,7 @@ class Template:
 
     def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issue 12: the run's held report sent, with the code Dynamo wrote from a second child
-        when the run ended well (code_run.py); the outcome the run ends with. A cancel during
+        when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
         the second child cancels the run; its failure costs only the code."""
         held = code.held()
         if held is None or outcome == "cancelled":

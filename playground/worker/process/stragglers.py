@@ -8,7 +8,7 @@ import select
 import time
 from collections.abc import Callable, Collection
 
-from playground.worker import procs
+from playground.worker.process import procs
 
 #: How long what a killed run left behind (Inductor's g++) may go on before it is killed too: a
 #: compiler killed mid-write leaves a truncated .so in Inductor's on-disk cache ("file too short").

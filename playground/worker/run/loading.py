@@ -17,9 +17,9 @@ from typing import Any
 
 import torch
 
-from playground.worker import preimport
-from playground.worker.context import RunContext
-from playground.worker.failures import RunFailure, failure
+from playground.worker.process import preimport
+from playground.worker.run.context import RunContext
+from playground.worker.run.failures import RunFailure, failure
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Issue 12's code run: the snippet loaded and called once more, under depyf, only to read back
 the code Dynamo wrote. It runs in a second child that the template forks after the report's run
-ended (code_run.py says why), never in the run whose numbers the report gives. Worker-side.
+ended (dynamo_code/held_report.py says why), never in the run whose numbers the report gives. Worker-side.
 
 No equivalence, no timing, no trace: the calls of inputs() (eager, then compiled, as the run
 made them, so that Dynamo compiles the same frames with the same guards) under
-depyf.prepare_debug, which writes on its way out what dynamo_code.read_dump parses.
+depyf.prepare_debug, which writes on its way out what depyf_dump.read_dump parses.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from playground.worker import compat, dynamo_code, loading, switches
-from playground.worker.calls import run_calls
-from playground.worker.capture import Capturer, RunCapture
-from playground.worker.context import Emit, RunContext, RunRequest
-from playground.worker.failures import RunFailure, first_line, safe_str
+from playground.worker import compat
+from playground.worker.capture.records import Capturer, RunCapture
+from playground.worker.dynamo_code import depyf_dump
+from playground.worker.run import loading, switches
+from playground.worker.run.calls import run_calls
+from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.failures import RunFailure, first_line, safe_str
 
 #: What the note says of where the code came from (the TUI and the tests read its start).
 FROM_DEPYF = "decompiled by depyf {version} in a second run of the snippet, after the report's run"
@@ -26,7 +28,7 @@ FROM_DEPYF = "decompiled by depyf {version} in a second run of the snippet, afte
 
 def collect(capturer: Capturer, message: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     """The code Dynamo wrote in one more run of the request's calls under depyf:
-    {"items": [...], "note": "..."} (items as dynamo_code.read_dump gives them)."""
+    {"items": [...], "note": "..."} (items as depyf_dump.read_dump gives them)."""
     request = RunRequest.from_message(message)
     ctx = RunContext(request, emit, lambda: False)
     version = compat.depyf_version() or "?"
@@ -55,7 +57,7 @@ def collect(capturer: Capturer, message: Mapping[str, Any], emit: Emit) -> dict[
         capturer.end()
         scope.close()
     try:
-        return {"items": dynamo_code.read_dump(directory, request.path), "note": note}
+        return {"items": depyf_dump.read_dump(directory, request.path), "note": note}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -31,7 +31,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playground.worker.template import Template
+    from playground.worker.process.template import Template
 
 #: Names a restarted template must not import (an earlier import changed torch's state).
 SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"
@@ -156,8 +156,8 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
     if not enabled() or not template.isolated:
         return
     # Here, not at the top: run children import this module (unshadow) and need neither.
-    from playground.worker import reexec, warmup
-    from playground.worker.output import OutputCapture
+    from playground.worker.process import reexec, warmup
+    from playground.worker.process.output import OutputCapture
 
     names = wanted(request)
     if not names:

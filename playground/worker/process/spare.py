@@ -9,11 +9,11 @@ import os
 import select
 from typing import TYPE_CHECKING, Any
 
-from playground.worker import limits, procs
-from playground.worker.child import spare_child
+from playground.worker.process import limits, procs
+from playground.worker.process.child import spare_child
 
 if TYPE_CHECKING:
-    from playground.worker.template import Template
+    from playground.worker.process.template import Template
 
 
 class Spare:

@@ -37,16 +37,18 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import torch
 
 from playground.engine.report import RunError
-from playground.worker import compat, loading, procs
-from playground.worker.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
-from playground.worker.context import Emit, RunContext, RunRequest
-from playground.worker.equivalence import Unsent, describe_exc
-from playground.worker.failures import Cancelled, RunFailure, failure
-from playground.worker.module_state import StateTracker
-from playground.worker.witness import Witness
+from playground.worker import compat
+from playground.worker.process import procs
+from playground.worker.process.witness import Witness
+from playground.worker.run import loading
+from playground.worker.run.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
+from playground.worker.run.comparison import Unsent, describe_exc
+from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.failures import Cancelled, RunFailure, failure
+from playground.worker.run.module_state import StateTracker
 
 if TYPE_CHECKING:
-    from playground.worker.template import Template
+    from playground.worker.process.template import Template
 
 #: The request key the template adds: where the references write, and their pids.
 REFERENCE = "reference"
@@ -318,8 +320,8 @@ def _reference_process(template: Template, request: dict[str, Any], parent: int,
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)  # the snippet's output is the compiled run's to report
         os.close(devnull)
-        from playground.worker import limits
-        from playground.worker.child import run_timeout
+        from playground.worker.process import limits
+        from playground.worker.process.child import run_timeout
 
         limits.set_threads()  # the same share of the cores as the compiled run
         signal.sigwait({GO})  # eager: once the run has loaded the snippet; float64: when asked

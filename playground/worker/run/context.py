@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from playground.engine.settings import Settings
-from playground.worker.failures import Cancelled
+from playground.worker.run.failures import Cancelled
 
 Emit = Callable[[dict[str, Any]], None]
 

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground.worker import call_entries, compat
-from playground.worker.compile_phases import compile_phases
-from playground.worker.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord, same_file, snippet_line
+from playground.worker import compat
+from playground.worker.capture import call_entries
+from playground.worker.capture.compile_phases import compile_phases
+from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord, same_file, snippet_line
 
 _BREAK_HEAD = re.compile(
     r"Graph break(?: \(user stack suppressed[^)]*\))? in user code at (?P<file>.*?):(?P<line>\d+)\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
-from playground.worker.capture import RunCapture
+from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
 FIELDS: tuple[str, ...] = (

@@ -3,7 +3,7 @@ equivalence and timings. Runs inside the worker process (imports torch).
 
 The run is a sequence of phases, each a function in its own module that returns a value:
 load (loading.py), the eager reference (reference.py: another process's), compile and calls
-(calls.py), diagnostics (diagnostics.py), equivalence (checking.py), timing (timed.py). The report is assembled from those values once, at the end;
+(calls.py), diagnostics (diagnostics.py), equivalence (equivalence.py), timing (timing.py). The report is assembled from those values once, at the end;
 a phase that fails ends the run with its error, and the values of the phases before it stay.
 
 Order matters for honesty: diagnostics first (what torch did), then equivalence (is the
@@ -23,12 +23,15 @@ import torch
 
 from playground.engine.report import Equivalence, Report, RunError, Timings
 from playground.engine.settings import Settings
-from playground.worker import checking, compat, diagnostics, loading, memory, switches, timed
-from playground.worker.calls import run_calls
-from playground.worker.capture import Capturer, RunCapture
-from playground.worker.context import Emit, RunContext, RunRequest
-from playground.worker.failures import Cancelled, RunFailure, unexpected
-from playground.worker.reference import References
+from playground.worker import compat
+from playground.worker.capture import diagnostics
+from playground.worker.capture.records import Capturer, RunCapture
+from playground.worker.process import memory
+from playground.worker.run import equivalence, loading, switches, timing
+from playground.worker.run.calls import run_calls
+from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.failures import Cancelled, RunFailure, unexpected
+from playground.worker.run.reference import References
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,7 @@ class Phases:
             )
         else:
             initial = done.tracker.initial if done.tracker is not None else {}
-            self.equivalence = checking.check(ctx, done.records, eager, initial, loaded, references.float64)
+            self.equivalence = equivalence.check(ctx, done.records, eager, initial, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).
@@ -254,7 +257,7 @@ class Phases:
             graphs = len(self.capture.graphs)
             found = self.diagnostics.report
             frames = found.graph_count + found.graph_break_count
-            timings = timed.time_calls(ctx, done, loaded.target, self.first_inductor, frames)
+            timings = timing.time_calls(ctx, done, loaded.target, self.first_inductor, frames)
             during = len(self.capture.graphs) - graphs
             del self.capture.graphs[graphs:]
             self.timings = replace(timings, graphs_during_timing=during) if during else timings
