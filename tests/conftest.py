@@ -81,6 +81,7 @@ FAST_MODULES = frozenset(
         "test_history",
         "test_import_hygiene",
         "test_import_contracts",
+        "test_import_cycles",
         "test_tui_app",
         "test_tui_config",
         "test_tui_dynamo_code",

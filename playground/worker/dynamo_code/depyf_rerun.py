@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
 from typing import Any
 
 from playground.worker import compat
@@ -19,17 +18,17 @@ from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.dynamo_code import depyf_dump
 from playground.worker.run import loading, switches
 from playground.worker.run.calls import run_calls
-from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import RunFailure, first_line, safe_str
+from playground.worker.run.request import WorkerRequest
 
 #: What the note says of where the code came from (the TUI and the tests read its start).
 FROM_DEPYF = "decompiled by depyf {version} in a second run of the snippet, after the report's run"
 
 
-def collect(capturer: Capturer, message: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
+def collect(capturer: Capturer, request: WorkerRequest, emit: Emit) -> dict[str, Any]:
     """The code Dynamo wrote in one more run of the request's calls under depyf:
     {"items": [...], "note": "..."} (items as depyf_dump.read_dump gives them)."""
-    request = RunRequest.from_message(message)
     ctx = RunContext(request, emit, lambda: False)
     version = compat.depyf_version() or "?"
     compat.clear_run_state()

@@ -25,11 +25,7 @@ from typing import Any
 
 from playground.engine.report import DynamoCode, Report
 from playground.worker.process.channel import encode
-
-#: The request's keys, set by the template only, that tell a child where to write instead of
-#: the channel: the run's report (REPORT_TO) and the code child's result (CODE_TO).
-REPORT_TO = "report_to"
-CODE_TO = "code_to"
+from playground.worker.run.request import WorkerRequest
 
 #: Where the code comes from, when a child never gets to say (the note starts "depyf failed"
 #: for the Code pane to show it as a warning).
@@ -56,33 +52,33 @@ class CodeRun:
     """One run asked for Dynamo's code: the files its two children write, and the one report
     the template makes of them."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self, request: WorkerRequest) -> None:
         self.request = request
         self.directory = tempfile.mkdtemp(prefix="compile-playground-code-")
         self.report_path = os.path.join(self.directory, "report.json")
         self.code_path = os.path.join(self.directory, "code.json")
 
     @classmethod
-    def asked(cls, request: dict[str, Any]) -> CodeRun | None:
+    def asked(cls, request: WorkerRequest) -> CodeRun | None:
         """The code run of `request`, None when it did not ask for Dynamo's code."""
-        return cls(request) if request.get("dynamo_code") else None
+        return cls(request) if request.dynamo_code else None
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    def run_request(self) -> dict[str, Any]:
+    def run_request(self) -> WorkerRequest:
         """The request for the run's child: the run as asked, its report held in a file."""
-        return {**self.request, REPORT_TO: self.report_path}
+        return replace(self.request, report_to=self.report_path)
 
-    def code_request(self) -> dict[str, Any]:
+    def code_request(self) -> WorkerRequest:
         """The request for the code child: the same snippet and settings, nothing timed or traced."""
-        return {**self.request, "timing": False, "trace": False, CODE_TO: self.code_path}
+        return replace(self.request, timing=False, trace=False, code_to=self.code_path)
 
     def progress(self) -> dict[str, Any]:
         """What the client shows while the code child runs."""
         return {
             "event": "progress",
-            "id": self.request.get("id"),
+            "id": self.request.id,
             "phase": "dynamo_code",
             "call": None,
             "calls": None,

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.engine.caps import cap_all
 from playground.engine.channel import RUN_KEY as KEY
+
+if TYPE_CHECKING:
+    from playground.worker.run.request import WorkerRequest
 
 
 class ChannelLost(BaseException):
@@ -38,13 +41,12 @@ class Channel:
         #: carries the key the client gave that run.
         self._keys: dict[Any, str] = {}
 
-    def expect(self, request: dict[str, Any]) -> dict[str, Any]:
+    def expect(self, request: WorkerRequest) -> WorkerRequest:
         """Sign this run's messages with the key its request brought; the request without it,
         for the experiment (which the snippet can see)."""
-        key = request.get(KEY)
-        if isinstance(key, str):
-            self._keys[request.get("id")] = key
-        return {name: value for name, value in request.items() if name != KEY}
+        if request.key is not None:
+            self._keys[request.id] = request.key
+        return request.unsigned()
 
     def send(self, message: dict[str, Any]) -> None:
         # Text from the snippet or torch is cut here, before the pipe (see playground.engine.caps).

@@ -28,10 +28,14 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from playground.worker.run import loading
+
 if TYPE_CHECKING:
-    from playground.worker.process.template import Template
+    from playground.worker.process.channel import Channel
+    from playground.worker.run.request import WorkerRequest
 
 #: Names a restarted template must not import (an earlier import changed torch's state).
 SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"
@@ -39,10 +43,6 @@ SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"
 SWITCH_ENV = "COMPILE_PLAYGROUND_PREIMPORT"
 #: A library that takes longer than this to import in the template is left to the runs.
 IMPORT_TIMEOUT_S = 120
-
-
-#: The top-level packages this template imported (its children inherit the set).
-IMPORTED: set[str] = set()
 
 
 def enabled() -> bool:
@@ -88,14 +88,14 @@ def installed(name: str, snippet_dir: str) -> bool:
     return "site-packages" in parts or "dist-packages" in parts
 
 
-def wanted(request: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+def wanted(request: WorkerRequest) -> list[tuple[str, tuple[str, ...]]]:
     """The imports of this request's snippet whose package the template should import for the
     next run (see imported_names), their package installed and not shadowed."""
-    folder = os.path.dirname(os.path.abspath(str(request.get("path") or "")))
+    folder = os.path.dirname(os.path.abspath(request.path))
     skip = skipped()
     fresh: dict[str, bool] = {}
     out = []
-    for module, names in imported_names(str(request.get("source") or "")):
+    for module, names in imported_names(request.source):
         top = module.split(".")[0]
         if top not in fresh:
             fresh[top] = top not in skip and installed(top, folder)
@@ -149,20 +149,21 @@ def torch_state() -> dict[str, Any]:
     return state
 
 
-def after_run(template: Template, request: dict[str, Any]) -> None:
+def after_run(
+    request: WorkerRequest, channel: Channel, pending: list[WorkerRequest], drop_spare: Callable[[], None]
+) -> None:
     """Import, in the template, the installed packages the run's snippet imported; start over
-    without them when the import would show in a later run. Called between runs, before the
-    next spare child is forked."""
-    if not enabled() or not template.isolated:
+    (with the `pending` requests) without them when the import would show in a later run.
+    Called between runs of an isolated template, before the next spare child is forked."""
+    if not enabled():
         return
-    # Here, not at the top: run children import this module (unshadow) and need neither.
     from playground.worker.process import reexec, warmup
     from playground.worker.process.output import OutputCapture
 
     names = wanted(request)
     if not names:
         return
-    template.spare.drop()  # forked without them
+    drop_spare()  # forked without them
     before = torch_state()
     failed = ""
     capture = OutputCapture()
@@ -178,30 +179,19 @@ def after_run(template: Template, request: dict[str, Any]) -> None:
     printed = capture.read()["bytes"]
     if printed and not failed:
         failed = f"it printed {printed} bytes at import"
-    IMPORTED.update(module.split(".")[0] for module, _ in names)
+    loading.TEMPLATE_IMPORTS.update(module.split(".")[0] for module, _ in names)
     changed = [key for key, value in torch_state().items() if before.get(key) != value]
     if failed or changed or not warmup.fork_probe():
         why = failed or (f"it changes {', '.join(changed)}" if changed else "a forked child hangs after it")
         os.environ[SKIP_ENV] = ",".join(sorted(skipped() | {module.split(".")[0] for module, _ in names}))
         reexec.restart_unwarmed(
-            template.channel,
-            template.spare,
+            channel,
             "COMPILE_PLAYGROUND_PREIMPORT_RESTARTED",
-            list(template.requests.pending),
+            pending,
             reason=f"importing {', '.join(m for m, _ in names)} in the template failed ({why[:200]}); "
             "the runs import it themselves",
         )
     warmup.freeze()  # the library's objects out of the collector's sight, as torch's are
-
-
-def unshadow(snippet_dir: str) -> None:
-    """In a run's child: forget the packages the template imported that the snippet's own folder
-    shadows (an earlier snippet elsewhere imported the installed `foo`; this one has a `foo.py`
-    beside it), so that its import finds its own file, as `python snippet.py` would."""
-    for name in IMPORTED:
-        if os.path.exists(os.path.join(snippet_dir, name + ".py")) or os.path.isdir(os.path.join(snippet_dir, name)):
-            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-                del sys.modules[loaded]
 
 
 @contextlib.contextmanager

@@ -7,13 +7,10 @@ import contextlib
 import json
 import os
 import select
-from typing import TYPE_CHECKING, Any
 
 from playground.worker.process import limits, procs
-from playground.worker.process.child import spare_child
-
-if TYPE_CHECKING:
-    from playground.worker.process.template import Template
+from playground.worker.process.child import Inherited, spare_child
+from playground.worker.run.request import WorkerRequest
 
 
 class Spare:
@@ -29,7 +26,7 @@ class Spare:
         """The template's ends of the spare's pipes (a run child closes them)."""
         return [fd for fd in (self.fd, self.ready_fd) if fd is not None]
 
-    def fork(self, template: Template) -> None:
+    def fork(self, inherited: Inherited) -> None:
         """Fork the next run's child now and let it warm itself while nobody waits.
 
         A child pays, on its first compile, for what the template could not do for it: the
@@ -38,11 +35,12 @@ class Spare:
         an OpenMP pool (which the template must never start). A spare child runs the warm-up
         (plus a parallel op) while the user is still reading the last report, then waits for
         its request on a pipe; every spare is made the same way, so every run starts from the
-        same state."""
-        channel = template.channel
-        if not template.isolated or self.pid is not None or channel.eof:
+        same state. The template forks none when the next request is already waiting, or when
+        it runs without isolation."""
+        channel = inherited.channel
+        if self.pid is not None or channel.eof:
             return
-        if template.requests.pending or select.select([channel.in_fd], [], [], 0)[0]:
+        if select.select([channel.in_fd], [], [], 0)[0]:
             return  # the next request is already here (the matrix, a test): fork for it directly
         if not limits.spare_wanted():
             return  # turned off, or memory short: a spare would hold ~150 MiB for nobody yet
@@ -53,12 +51,12 @@ class Spare:
         if pid == 0:  # pragma: no cover - the spare child
             os.close(write_fd)
             os.close(ready_read)
-            spare_child(template, read_fd, ready_write, parent)
+            spare_child(inherited, read_fd, ready_write, parent)
         os.close(read_fd)
         os.close(ready_write)
         self.pid, self.fd, self.ready_fd = pid, write_fd, ready_read
 
-    def hand(self, request: dict[str, Any]) -> int | None:
+    def hand(self, request: WorkerRequest) -> int | None:
         """Send the request down the spare's pipe; its pid, or None when there is no spare."""
         if self.pid is None or self.ready_fd is None:
             return None
@@ -72,7 +70,7 @@ class Spare:
         self.pid = self.fd = self.ready_fd = None
         assert fd is not None
         try:
-            data = json.dumps(request).encode()
+            data = json.dumps(request.to_message()).encode()
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

@@ -9,43 +9,46 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
-from playground.engine.settings import Settings
 from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process import preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
-from playground.worker.process.child import code_child, rss_mb, run_child, run_here, run_timeout
+from playground.worker.process.child import Inherited, code_child, rss_mb, run_child, run_here
+from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
-from playground.worker.run.reference import Forked
+from playground.worker.run.request import WorkerRequest
 
 
 class Requests:
     """The requests waiting for their turn, as the client's messages file them."""
 
     def __init__(self) -> None:
-        self.pending: deque[dict[str, Any]] = deque()
+        self.pending: deque[WorkerRequest] = deque()
+        #: The client asked the worker to end: no request waiting is run.
+        self.shutdown = False
 
     def accept(self, message: dict[str, Any], running_id: Any) -> bool:
-        """File one message from the client; True when it asks to stop the running child."""
+        """File one message from the client; True when it asks to stop the running child. A
+        run's message is read here, once, into the request every process of the run is given."""
         op = message.get("op")
         if op == "run":
-            self.pending.append(message)
+            self.pending.append(WorkerRequest.from_message(message))
         elif op == "shutdown":
-            self.pending.appendleft(message)
+            self.shutdown = True
             return True
         elif op == "cancel":
             if running_id is not None and message.get("id") == running_id:
                 return True
-            self.pending = deque(r for r in self.pending if r.get("id") != message.get("id"))
+            self.pending = deque(r for r in self.pending if r.id != message.get("id"))
         return False
 
 
 class Template:
     """The process that serves runs: it imports torch, warms it, and forks a child per run."""
 
-    def __init__(self, channel: Channel, crash_log: Any) -> None:
+    def __init__(self, channel: Channel, crash_log: TextIO) -> None:
         self.channel = channel
         self.crash_log = crash_log
         self.requests = Requests()
@@ -81,10 +84,11 @@ class Template:
         if not fork_ok and warm_s:
             # Something in the warm-up started a thread pool that a forked child cannot use (an
             # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
-            reexec.restart_unwarmed(self.channel, self.spare, "COMPILE_PLAYGROUND_WARMUP", [])
+            self.spare.drop()
+            reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
         self.requests.pending.extend(reexec.requeued())
         self.channel.send(self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok))
-        self.spare.fork(self)
+        self._fork_spare()
 
     def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> dict[str, Any]:
         import torch
@@ -114,6 +118,22 @@ class Template:
         self.inductor_started |= warmup.warm(self.capturer, backend, self.inductor_started)
         return time.perf_counter() - started
 
+    def inherited(self) -> Inherited:
+        """What a child forked now needs of this process (child.py)."""
+        return Inherited(
+            channel=self.channel,
+            crash_log=self.crash_log,
+            capturer=self.capturer,
+            template_fds=(self.channel.in_fd, *self.spare.fds()),
+            inductor_started=self.inductor_started,
+        )
+
+    def _fork_spare(self) -> None:
+        """The next run's child, forked ahead (spare.py), unless the next request is already
+        here or runs are not isolated."""
+        if self.isolated and not self.requests.pending:
+            self.spare.fork(self.inherited())
+
     # --- the loop --------------------------------------------------------------------------
 
     def serve(self) -> None:
@@ -123,23 +143,24 @@ class Template:
                 return
             self._run(request)
 
-    def _next_request(self) -> dict[str, Any] | None:
-        while not self.requests.pending:
+    def _next_request(self) -> WorkerRequest | None:
+        while not self.requests.pending and not self.requests.shutdown:
             if self.channel.eof:
                 return None
             readable = self.stragglers.select([self.channel.in_fd], None)
             if self.channel.in_fd in readable:
                 for message in self.channel.read_available():
                     self.requests.accept(message, running_id=None)
-        request = self.requests.pending.popleft()
-        return None if request.get("op") == "shutdown" else request
+        if self.requests.shutdown:
+            return None
+        return self.requests.pending.popleft()
 
     def _reference_pids(self) -> list[int]:
         return self.references.pids if self.references is not None else []
 
-    def _run(self, request: dict[str, Any]) -> None:
-        self.channel.expect(request)
-        run_id = request.get("id")
+    def _run(self, request: WorkerRequest) -> None:
+        unsigned = self.channel.expect(request)
+        run_id = request.id
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
         code = CodeRun.asked(request)
@@ -148,11 +169,11 @@ class Template:
             if self.isolated:
                 # Forked before the run's child gets its request: they load the snippet
                 # alongside it, from the template's state, as it does (run/reference.py).
-                self.references = Forked(self, self.channel.expect(request))  # never the run's key
+                self.references = Forked(self.inherited(), unsigned)  # never the run's key
                 run = self.references.request(run)
             outcome, status = self._first(run)
             if outcome == "died" and self.references is not None:
-                eager = self.references.eager_failure(wait_s=min(run_timeout(request) or 30.0, 30.0))
+                eager = self.references.eager_failure(wait_s=min(request.timeout_s or 30.0, 30.0))
                 if eager is not None:
                     status = {**status, "eager_failure": eager}
             if code is not None:
@@ -169,19 +190,21 @@ class Template:
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
         # is given its grace.
         self.stragglers.sweep(grace=outcome != "ok")
-        if not request.get("last"):  # a one-shot check has no next run to warm a child for
-            preimport.after_run(self, request)  # the libraries it imported, for the next run
-            self.spare.fork(self)
+        if not request.last:  # a one-shot check has no next run to warm a child for
+            # The libraries it imported, for the next run.
+            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
+            self._fork_spare()
 
-    def _first(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """The run itself, in the spare child or a fresh one: its outcome and exit status."""
         if not self.isolated:
-            run_here(self, request)  # benchmarks/latency.py's baseline: no isolation at all
+            # benchmarks/latency.py's baseline: no isolation at all
+            self.inductor_started |= run_here(self.inherited(), request)
             return "ok", {"pid": os.getpid()}
         return self._child(request, run_child, spare=True)
 
     def _child(
-        self, request: dict[str, Any], main: Callable[[Template, dict[str, Any], int], None], *, spare: bool
+        self, request: WorkerRequest, main: Callable[[Inherited, WorkerRequest, int], None], *, spare: bool
     ) -> tuple[str, dict[str, Any]]:
         """`main` in a child (the spare, when `spare` and one is ready), waited for under the
         request's timeout; its outcome and exit status."""
@@ -190,9 +213,9 @@ class Template:
             parent = os.getpid()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
-                main(self, request, parent)
+                main(self.inherited(), request, parent)
         self.child = pid
-        outcome, status = self._wait_child(pid, request.get("id"), run_timeout(request))
+        outcome, status = self._wait_child(pid, request.id, request.timeout_s)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
@@ -216,13 +239,13 @@ class Template:
             code_outcome, code_status = self._child(request, code_child, spare=False)
             if code_outcome == "cancelled":
                 return code_outcome, code_status
-            fields = code.result(code_outcome, code_status, run_timeout(request))
+            fields = code.result(code_outcome, code_status, request.timeout_s)
         self.channel.send(code.merged(held, *fields))
         return outcome, status
 
-    def _warm_inductor(self, request: dict[str, Any]) -> None:
+    def _warm_inductor(self, request: WorkerRequest) -> None:
         """Inductor's one-time start-up, in the template, before the first run that uses it."""
-        self.channel.send(reexec.progress(request.get("id"), "starting Inductor in the worker (once per worker)"))
+        self.channel.send(reexec.progress(request.id, "starting Inductor in the worker (once per worker)"))
         self.spare.drop()  # it was forked before Inductor was warm
         if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
             self.warm("inductor")
@@ -231,7 +254,7 @@ class Template:
                 # Inductor's warm-up kernels started a pool after all: this template can no
                 # longer fork safely. Start over (this run included) without that warm-up.
                 reexec.restart_unwarmed(
-                    self.channel, self.spare, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
+                    self.channel, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
                 )
         self.inductor_warm = True
 
@@ -292,15 +315,15 @@ def _thread_count() -> int:
         return -1
 
 
-def _will_compile_with_inductor(request: dict[str, Any]) -> bool:
+def _will_compile_with_inductor(request: WorkerRequest) -> bool:
     """Whether the run can reach Inductor: its backend is inductor and its source parses. A file
     saved mid-edit (or a `check` of a broken one) fails at load, in a few milliseconds; warming
     Inductor first would make it wait for the warm-up (20-30 s on a machine whose Inductor cache
     is cold) only to report a syntax error. The next run that parses warms it."""
-    if Settings.from_dict(request.get("settings")).backend != "inductor":
+    if request.settings.backend != "inductor":
         return False
     try:
-        compile(str(request.get("source", "")), str(request.get("path", "<snippet>")), "exec", dont_inherit=True)
+        compile(request.source, request.path or "<snippet>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
         return False
     return True

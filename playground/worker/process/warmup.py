@@ -11,8 +11,10 @@ import sys
 import tempfile
 from typing import Any
 
+from playground.engine.settings import Settings
 from playground.worker.process import procs
 from playground.worker.process.output import OutputCapture
+from playground.worker.run.request import WorkerRequest
 
 WARMUP_SNIPPET = """
 import torch
@@ -39,16 +41,15 @@ def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(WARMUP_SNIPPET)
-        request = {
-            "op": "run",
-            "id": 0,
-            "path": path,
-            "source": WARMUP_SNIPPET,
-            "settings": {"backend": backend},
-            "timing": True,
-            "min_run_time": 0.001,
-            "warmup": True,
-        }
+        request = WorkerRequest(
+            id=0,
+            path=path,
+            source=WARMUP_SNIPPET,
+            settings=Settings(backend=backend),
+            timing=True,
+            min_run_time=0.001,
+            warmup=True,
+        )
         with OutputCapture():
             try:
                 outcome = run_experiment(capturer, request, lambda event: None, inductor_started=inductor_started)

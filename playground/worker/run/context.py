@@ -1,54 +1,22 @@
-"""What every phase of a run shares: the request as a typed value, and the run's context (its
-progress events, its notes, what it is doing now). Worker-side."""
+"""What every phase of a run shares: the run's context (its request, its progress events, its
+notes, what it is doing now). Worker-side."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from playground.engine.settings import Settings
 from playground.worker.run.failures import Cancelled
+from playground.worker.run.request import WorkerRequest
 
 Emit = Callable[[dict[str, Any]], None]
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """One "run" message from the client."""
-
-    id: Any
-    path: str
-    source: str
-    #: The settings as the client resolved them, read back with the one codec: the worker
-    #: never rebuilds defaults of its own. (switches.problem names a bad config value.)
-    settings: Settings = field(default_factory=Settings)
-    timing: bool = True
-    min_run_time: float = 0.2
-    trace: bool = False
-    #: The template's own warm-up run: no sys.path change, no imports tracked.
-    warmup: bool = False
-
-    @classmethod
-    def from_message(cls, message: Mapping[str, Any]) -> RunRequest:
-        return cls(
-            id=message.get("id", 0),
-            path=os.path.abspath(message["path"]),
-            source=message["source"],
-            settings=Settings.from_dict(message.get("settings")),
-            timing=bool(message.get("timing", True)),
-            min_run_time=float(message.get("min_run_time", 0.2)),
-            trace=bool(message.get("trace")),
-            warmup=bool(message.get("warmup")),
-        )
 
 
 class RunContext:
     """The run's voice and memory across phases: progress events (a cancelled run stops at the
     next one), the notes the report will carry, and the phase named in an unexpected error."""
 
-    def __init__(self, request: RunRequest, emit: Emit, cancelled: Callable[[], bool]) -> None:
+    def __init__(self, request: WorkerRequest, emit: Emit, cancelled: Callable[[], bool]) -> None:
         self.request = request
         self.path = request.path
         self.settings = request.settings

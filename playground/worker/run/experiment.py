@@ -14,7 +14,7 @@ is never reported without its graph and break counts beside it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -29,9 +29,10 @@ from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.process import memory
 from playground.worker.run import equivalence, loading, switches, timing
 from playground.worker.run.calls import run_calls
-from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, unexpected
 from playground.worker.run.reference import References
+from playground.worker.run.request import WorkerRequest
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Outcome:
 
 def run_experiment(
     capturer: Capturer,
-    message: Mapping[str, Any],
+    request: WorkerRequest,
     emit: Emit,
     cancelled: Callable[[], bool] = lambda: False,
     on_timing_start: Callable[[], None] | None = None,
@@ -57,13 +58,12 @@ def run_experiment(
     """One run of one snippet under one set of settings. `inductor_started`: this process has
     run Inductor before (its one-time start-up is then not in the cold compile)."""
     started = time.perf_counter()
-    request = RunRequest.from_message(message)
     ctx = RunContext(request, emit, cancelled)
     base = Report(torch_version=torch.__version__, settings=request.settings, snippet=request.path)
     warning = compat.version_warning()
     if warning:
         ctx.notes.append(warning)
-    problem = settings_problem(request.settings)
+    problem = settings_problem(request)
     if problem is not None:
         return Outcome(_finish(replace(base, error=problem), ctx, started))
     ctx.notes += settings_notes(request.settings)
@@ -71,7 +71,7 @@ def run_experiment(
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
     capture = capturer.begin(request.path, keep_trace_lines=request.trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
-    references = References(ctx, dict(message))
+    references = References(ctx)
     scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     error: RunError | None = None
     try:
@@ -95,8 +95,12 @@ def run_experiment(
     return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings.backend == "inductor")
 
 
-def settings_problem(settings: Settings) -> RunError | None:
-    """A setting this worker cannot run: cuda without a device, a config key or value torch lacks."""
+def settings_problem(request: WorkerRequest) -> RunError | None:
+    """A setting this worker cannot run: settings that do not read, cuda without a device, a
+    config key or value torch lacks."""
+    if request.settings_problem:
+        return RunError(kind="settings", type="BadSettings", message=request.settings_problem)
+    settings = request.settings
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         return RunError(
             kind="settings",

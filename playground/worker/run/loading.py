@@ -17,9 +17,22 @@ from typing import Any
 
 import torch
 
-from playground.worker.process import preimport
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import RunFailure, failure
+
+#: The top-level packages the template imported ahead of the runs (process/preimport.py); a
+#: run's child inherits the set with the modules.
+TEMPLATE_IMPORTS: set[str] = set()
+
+
+def unshadow(snippet_dir: str) -> None:
+    """In a run's child: forget the packages the template imported that the snippet's own folder
+    shadows (an earlier snippet elsewhere imported the installed `foo`; this one has a `foo.py`
+    beside it), so that its import finds its own file, as `python snippet.py` would."""
+    for name in TEMPLATE_IMPORTS:
+        if os.path.exists(os.path.join(snippet_dir, name + ".py")) or os.path.isdir(os.path.join(snippet_dir, name)):
+            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[loaded]
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,7 @@ class SnippetScope:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
             sys.path.insert(0, os.path.dirname(self.path))
-            preimport.unshadow(os.path.dirname(self.path))
+            unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)
         module.__file__ = self.path

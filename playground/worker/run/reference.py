@@ -17,41 +17,33 @@ anything, each of which loads the snippet itself from the same bytes and seeds:
 They are forked from the template because a forked child of a process that has started its
 OpenMP pool hangs on its first parallel op (../shared/TORCH_NOTES.md): the run's child has.
 Without isolation (the template's warm-up, COMPILE_PLAYGROUND_ISOLATION=none) both run in place,
-from a fresh load of the snippet, before and after the compiled calls. Worker-side.
+from a fresh load of the snippet, before and after the compiled calls. This module is what a
+reference does and the compiled run's handle on it; the template's side, which forks them, is
+process/reference_forks.py. Worker-side.
 """
 
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import json
 import os
 import pickle
 import select
-import shutil
 import signal
-import tempfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import torch
 
 from playground.engine.report import RunError
-from playground.worker import compat
-from playground.worker.process import procs
-from playground.worker.process.witness import Witness
 from playground.worker.run import loading
 from playground.worker.run.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
 from playground.worker.run.comparison import Unsent, describe_exc
-from playground.worker.run.context import Emit, RunContext, RunRequest
+from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, failure
 from playground.worker.run.module_state import StateTracker
+from playground.worker.run.request import WorkerRequest
 
-if TYPE_CHECKING:
-    from playground.worker.process.template import Template
-
-#: The request key the template adds: where the references write, and their pids.
-REFERENCE = "reference"
 #: The signal that starts the float64 reference (blocked in it until then).
 GO = signal.SIGUSR1
 
@@ -72,12 +64,11 @@ class SideResult:
 # --- one side's run, in whichever process ------------------------------------------------------
 
 
-def run_side(message: dict[str, Any], side: str, sink: _Sink, suffix: str = "", emit: Emit | None = None) -> None:
+def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", emit: Emit | None = None) -> None:
     """Load the snippet, make every call as `side` ("eager" or "float64"), record each in `sink`.
 
     The module takes the compiled run's name (plus `suffix` in place, where that one is loaded
     too): the snippet's own classes in what it returns are then found again when unpickled."""
-    request = RunRequest.from_message(message)
     ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
     scope = loading.SnippetScope(request.path, name, not request.warmup)
@@ -120,7 +111,7 @@ def _widen(loaded: loading.Loaded) -> None:
             namespace[name] = clone_args(value, float64=True)
 
 
-class _Sink:
+class Sink:
     """Where one side's calls go: a file (a reference process) or a list (in place)."""
 
     def call(self, record: SideCall) -> None:
@@ -130,7 +121,7 @@ class _Sink:
         raise NotImplementedError
 
 
-class _FileSink(_Sink):
+class FileSink(Sink):
     """One pickle per call, then the end: a process killed half-way leaves the calls it made.
     The end is also written as JSON beside it (`.end.json`): how the reference ended, which the
     template reads without unpickling anything of the snippet's (see ended_badly)."""
@@ -150,7 +141,7 @@ class _FileSink(_Sink):
             json.dump({"failed_call": result.failed_call, "error": error}, fh)
 
 
-class _ListSink(_Sink):
+class ListSink(Sink):
     def __init__(self) -> None:
         self.result = SideResult()
 
@@ -237,115 +228,6 @@ def _portable(value: Any, depth: int = 0) -> Any:
         return Unsent(type(value).__name__, describe_exc(exc))
 
 
-# --- the processes, from the template's side ---------------------------------------------------
-
-
-class Forked:
-    """The two reference processes of one run, forked by the template before it hands the run
-    to its child; killed and their folder removed when the run ends."""
-
-    def __init__(self, template: Template, request: dict[str, Any]) -> None:
-        self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
-        self.pids: list[int] = []
-        # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
-        try:
-            eager = self._fork(template, request, "eager")
-            wide = self._fork(template, request, "float64")
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        self.info = {"folder": self.folder, "eager": eager, "float64": wide}
-
-    def _fork(self, template: Template, request: dict[str, Any], side: str) -> int:
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the reference process
-            _reference_process(template, request, parent, side, os.path.join(self.folder, side))
-        self.pids.append(pid)
-        return pid
-
-    def request(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {**request, REFERENCE: self.info}
-
-    def eager_failure(self, wait_s: float) -> dict[str, Any] | None:
-        """After the run's child died: how the eager reference ended, waited for up to `wait_s`,
-        when it raised in a call ({"failed_call": N, "error": {...}}), else None. A compiled
-        call that crashes the process (an Inductor kernel's bounds check aborts) on a call where
-        eager raised is the snippet's error, not torch.compile's nor ours."""
-        pid = self.info["eager"]
-        try:
-            pidfd = os.pidfd_open(pid)
-        except OSError:
-            pidfd = None
-        if pidfd is not None:
-            try:
-                select.select([pidfd], [], [], max(wait_s, 0.0))
-            finally:
-                os.close(pidfd)
-        try:
-            with open(os.path.join(self.folder, "eager.end.json"), encoding="utf-8") as fh:
-                ended = json.load(fh)
-        except (OSError, ValueError):
-            return None
-        if (
-            isinstance(ended, dict)
-            and isinstance(ended.get("failed_call"), int)
-            and isinstance(ended.get("error"), dict)
-        ):
-            return ended
-        return None
-
-    def close(self) -> None:
-        procs.kill_all(self.pids)
-        for pid in self.pids:  # killed: each ends at once, and is reaped, never left a zombie
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-        self.pids = []
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _reference_process(template: Template, request: dict[str, Any], parent: int, side: str, path: str) -> None:
-    """A reference process from the fork to os._exit: it never speaks on the channel."""
-    code = 0
-    try:
-        procs.die_with_parent(signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(1)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        for fd in (template.channel.in_fd, template.channel.out_fd, *template.spare.fds()):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)  # the snippet's output is the compiled run's to report
-        os.close(devnull)
-        from playground.worker.process import limits
-        from playground.worker.process.child import run_timeout
-
-        limits.set_threads()  # the same share of the cores as the compiled run
-        signal.sigwait({GO})  # eager: once the run has loaded the snippet; float64: when asked
-        limits.cap_memory()  # the host's cap holds for every copy of the snippet
-
-        timeout = run_timeout(request)
-        if timeout:
-            # A snippet that hangs in eager hangs here too, and the run's child may be stuck in
-            # Dynamo's trace of it: this stack, dumped before the timeout, names the snippet's
-            # line when the child's does not (the client reads the newest dump that names one).
-            faulthandler.dump_traceback_later(max(timeout - 0.75, 0.5), exit=False, file=template.crash_log)
-        compat.clear_run_state()
-        # The snippet runs here too: if it kills the worker, the client hears why (witness.py).
-        witness = Witness(request.get("id"), str(request.get("path", "")), parent)
-        witness.install()
-        with open(path + ".part", "wb") as fh:
-            run_side(request, side, _FileSink(fh, path), emit=witness.sent)
-        os.rename(path + ".part", path)
-    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
-        code = 70
-    finally:
-        os._exit(code)
-
-
 # --- the references, from the compiled run's side ----------------------------------------------
 
 
@@ -353,10 +235,9 @@ class References:
     """The compiled run's handle on its references: forked processes when the template made
     them, else runs in place."""
 
-    def __init__(self, ctx: RunContext, message: dict[str, Any]) -> None:
+    def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.message = message
-        self.info = message.get(REFERENCE) if isinstance(message.get(REFERENCE), dict) else None
+        self.info = ctx.request.references
         self.in_place_eager: SideResult | None = None
         self.eager_result: SideResult | None = None
 
@@ -364,12 +245,12 @@ class References:
         """The run has loaded the snippet: the eager reference may load it now (in place, it
         runs now, whole)."""
         if self.info is None:
-            sink = _ListSink()
-            run_side(self.message, "eager", sink, suffix="_eager")
+            sink = ListSink()
+            run_side(self.ctx.request, "eager", sink, suffix="_eager")
             self.in_place_eager = sink.result
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(self.info["eager"]), GO)
+            os.kill(self.info.eager, GO)
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""
@@ -377,19 +258,19 @@ class References:
             return self.in_place_eager or SideResult(note="the eager reference never started")
         if self.eager_result is None:
             self.ctx.progress("reference", "waiting for the eager reference")
-            self.eager_result = self._wait(int(self.info["eager"]), os.path.join(self.info["folder"], "eager"), "eager")
+            self.eager_result = self._wait(self.info.eager, os.path.join(self.info.folder, "eager"), "eager")
         return self.eager_result
 
     def float64(self) -> SideResult:
         self.ctx.progress("reference", "running the float64 reference")
         if self.info is None:
-            sink = _ListSink()
-            run_side(self.message, "float64", sink, suffix="_f64")
+            sink = ListSink()
+            run_side(self.ctx.request, "float64", sink, suffix="_f64")
             return sink.result
-        pid = int(self.info["float64"])
+        pid = self.info.float64
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, GO)
-        return self._wait(pid, os.path.join(self.info["folder"], "float64"), "float64")
+        return self._wait(pid, os.path.join(self.info.folder, "float64"), "float64")
 
     def _wait(self, pid: int, path: str, side: str) -> SideResult:
         try:
