@@ -96,19 +96,25 @@ def split_guard(text: str) -> GuardText:
 
 
 def snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
-    """`line` when `file` is the snippet: torch's comments shorten paths to a suffix of the real
-    one, so a suffix that ends in the snippet's own name counts."""
+    """`line` when `file` is the snippet, else None: the one test of "is this location the
+    snippet's" for every record torch writes (a log, a guard's comment, a trace's stack).
+
+    torch shortens the paths in its comments by cutting characters off the front, not folders
+    (`/tmp/h11/s.py` -> `mp/h11/s.py`, torch.utils._traceback.shorten_filename), so a relative
+    path counts when it is a suffix of the snippet's real path that ends in its whole name. An
+    absolute path is never shortened: it must be the snippet itself."""
     if line is None or not file:
         return None
-    real = os.path.realpath(snippet_path)
-    if file == snippet_path or os.path.realpath(file) == real:
-        return line
-    # torch cuts characters, not folders (`/tmp/h11/s.py` -> `mp/h11/s.py`): the name must match
-    # whole and the rest be a suffix.
-    tail = file.replace("\\", "/").lstrip("/")
-    if os.path.basename(tail) == os.path.basename(real) and real.replace("\\", "/").endswith(tail):
-        return line
-    return None
+    try:
+        real = os.path.realpath(snippet_path)
+        if file == snippet_path or os.path.realpath(file) == real:
+            return line
+    except (OSError, ValueError):  # a NUL byte in a path torch or the user wrote
+        return line if file == snippet_path else None
+    tail = file.replace("\\", "/")
+    if tail.startswith("/") or os.path.basename(tail) != os.path.basename(real):
+        return None
+    return line if real.replace("\\", "/").endswith(tail) else None
 
 
 def user_name(source: str) -> str:

@@ -17,35 +17,6 @@ from typing import Any
 
 from playground.engine.settings import Settings
 
-
-def blank_report(
-    path: str, settings: dict[str, Any], error: dict[str, Any] | None = None, torch_version: str = ""
-) -> dict[str, Any]:
-    """A contract-shaped report with nothing found yet: the start of every run's report, and
-    the whole report of a run that never reached torch."""
-    return {
-        "torch_version": torch_version,
-        "settings": settings,
-        "graph_count": 0,
-        "graph_breaks": [],
-        "graph_break_count": 0,
-        "recompiles": [],
-        "recompile_count": 0,
-        "recompile_limit_hit": False,
-        "guards": [],
-        "error": error,
-        "equivalence": None,
-        "timings": None,
-        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
-        "stage": "complete",
-        "snippet": str(path),
-        "calls": 0,
-        "graphs": [],
-        "recompile_limit_functions": [],
-        "notes": [],
-    }
-
-
 # --- the wire codec: one to_dict/from_dict for every class below ------------------------------
 #
 # Each report class is a frozen dataclass whose fields are declared in the order the JSON object
@@ -561,10 +532,6 @@ class Explanation(Wire):
 
 
 # --- issue 12: how it compiled (extension fields; capture.py builds them) ---------------------
-
-
-def _seconds(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,9 @@ the snippet at /tmp/h7/why.py, which torch's comments shorten to `mp/h7/why.py`)
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from playground.engine import explain
 
 SNIPPET = "/tmp/h7/why.py"
@@ -103,6 +106,29 @@ def test_other_files_and_torchs_own_are_not_the_snippet():
     assert explain.snippet_line("_dynamo/output_graph.py", 1135, SNIPPET) is None
     assert explain.snippet_line("", 7, SNIPPET) is None
     assert explain.snippet_line("mp/h7/why.py", None, SNIPPET) is None
+
+
+def test_an_absolute_path_is_never_shortened_so_it_must_be_the_snippet(tmp_path):
+    snippet = tmp_path / "h7" / "why.py"
+    snippet.parent.mkdir()
+    snippet.write_text("x = 1\n")
+    # Another file whose path ends like the snippet's: torch never cuts an absolute path.
+    assert explain.snippet_line("/h7/why.py", 3, str(snippet)) is None
+    assert explain.snippet_line(str(tmp_path / "elsewhere" / "h7" / "why.py"), 3, str(snippet)) is None
+    # The snippet itself, by another spelling of its path.
+    link = tmp_path / "link.py"
+    link.symlink_to(snippet)
+    assert explain.snippet_line(str(link), 3, str(snippet)) == 3
+    assert explain.snippet_line(str(tmp_path / "h7" / ".." / "h7" / "why.py"), 3, str(snippet)) == 3
+    assert explain.snippet_line(str(snippet)[2:], 3, str(snippet)) == 3  # torch's cut of two characters
+
+
+def test_the_worker_reads_snippet_lines_with_the_engines_one_function():
+    # Read as text: importing the worker's capture would import torch in a fast test.
+    worker = Path(explain.__file__).resolve().parents[1] / "worker"
+    defined = [p for p in worker.rglob("*.py") if re.search(r"^def (snippet_line|same_file)\(", p.read_text(), re.M)]
+    assert defined == []
+    assert "from playground.engine.explain import snippet_line" in (worker / "capture" / "records.py").read_text()
 
 
 # --- names as the user wrote them -----------------------------------------------------------

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from playground.engine.explain import snippet_line
 from playground.worker import compat
-from playground.worker.capture.torchlog import snippet_line
 
 #: The phases of `compat.phase_times`, in the order a compile runs them.
 PHASES = ("dynamo_s", "aot_s", "inductor_s", "codegen_s", "compile_s", "other_s")

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.engine.explain import snippet_line
 from playground.worker import compat
 from playground.worker.capture import call_entries
 from playground.worker.capture.compile_phases import compile_phases
-from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord, same_file, snippet_line
+from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
 _BREAK_HEAD = re.compile(
     r"Graph break(?: \(user stack suppressed[^)]*\))? in user code at (?P<file>.*?):(?P<line>\d+)\n"
@@ -159,8 +160,9 @@ def snippet_line_in_text(text: str, snippet_path: str) -> int | None:
     line involved."""
     line = None
     for match in _FILE_LINE.finditer(text or ""):
-        if same_file(match.group("file"), snippet_path):
-            line = int(match.group("line"))
+        found = snippet_line(match.group("file"), int(match.group("line")), snippet_path)
+        if found is not None:
+            line = found
     return line
 
 

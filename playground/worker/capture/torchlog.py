@@ -1,11 +1,10 @@
 """torch's log records as the capture keeps them, and what more than one reader of them needs:
-the patterns of a recompile and of a hit recompile_limit, and the snippet line of a location.
+the patterns of a recompile and of a hit recompile_limit.
 Worker-side (no torch import of its own: the records arrive through logging)."""
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 
@@ -26,17 +25,3 @@ class LogRecord:
 def hit_limit(record: LogRecord) -> bool:
     """Whether `record` is torch's warning that a frame hit recompile_limit."""
     return record.levelno >= logging.WARNING and LIMIT.search(record.message) is not None
-
-
-def snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
-    """`line` when `file` is the snippet, else None."""
-    if line is not None and same_file(file, snippet_path):
-        return line
-    return None
-
-
-def same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.realpath(a) == os.path.realpath(b)
-    except (OSError, ValueError):
-        return a == b
