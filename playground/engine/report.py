@@ -8,6 +8,7 @@ a consumer of the contract may ignore them.
 from __future__ import annotations
 
 import functools
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -77,22 +78,63 @@ def _thaw(value: Any) -> Any:
     return value
 
 
-def _read(hint: Any, value: Any, default: Any) -> Any:
-    """One JSON value as the field's type; a missing or null value gives the default."""
+#: Set to "1", every `from_dict` in this process and the processes it starts refuses a value of
+#: the wrong type instead of reading it as the field's default (the test suite sets it, so that
+#: a builder's mistake fails a test rather than vanish into a default). Unset, reading stays
+#: lenient: a canned report from an older version, or a line nobody should have written, still
+#: loads.
+STRICT_ENV = "COMPILE_PLAYGROUND_STRICT_REPORTS"
+
+
+class WireTypeError(TypeError):
+    """A report's key holds a value of another type than its field's (strict reading only)."""
+
+
+def strict_by_default() -> bool:
+    """Whether `from_dict` is strict when not told (STRICT_ENV)."""
+    return os.environ.get(STRICT_ENV) == "1"
+
+
+def _fits(hint: Any, value: Any) -> bool:
+    """Whether a (non-null) JSON value has the field's type: what strict reading requires."""
+    origin = typing.get_origin(hint)
+    if isinstance(hint, type) and (issubclass(hint, Wire) or hint is Settings):
+        return isinstance(value, Mapping)
+    if origin is tuple:
+        return isinstance(value, (list, tuple))
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is not None and isinstance(origin, type) and issubclass(origin, Mapping):
+        return isinstance(value, Mapping)
+    return True  # Any
+
+
+def _read(hint: Any, value: Any, default: Any, strict: bool = False, where: str = "") -> Any:
+    """One JSON value as the field's type; a missing or null value gives the default. `strict`:
+    a value of another type is a WireTypeError rather than the default or a conversion."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (types.UnionType, typing.Union):
         if value is None:
             return None
-        return _read(next(a for a in args if a is not type(None)), value, default)
+        return _read(next(a for a in args if a is not type(None)), value, default, strict, where)
     if value is None:
         return default
+    if strict and not _fits(hint, value):
+        raise WireTypeError(f"{where}: {type(value).__name__} {value!r:.80} is not {getattr(hint, '__name__', hint)}")
     if isinstance(hint, type) and issubclass(hint, Wire):
-        return hint.from_dict(value)
+        return hint.from_dict(value, strict=strict)
     if hint is Settings:
         return Settings.from_dict(value)
     if origin is tuple and args and args[-1] is Ellipsis:
-        return tuple(_read(args[0], v, None) for v in (value if isinstance(value, (list, tuple)) else ()))
+        items = value if isinstance(value, (list, tuple)) else ()
+        return tuple(_read(args[0], v, None, strict, f"{where}[{i}]") for i, v in enumerate(items))
     if hint is float:
         # A phase time torch did not report reads as zero, never as a string in a sum.
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
@@ -122,23 +164,31 @@ class Wire:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
+    def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool | None = None) -> Any:
+        """The value a JSON object holds; a missing key takes its field's default. Lenient
+        unless `strict` (by default: STRICT_ENV), where a value of the wrong type raises
+        WireTypeError."""
+        if strict is None:
+            strict = strict_by_default()
         data = data or {}
         values: dict[str, Any] = {}
         for f, meta, hint in _plan(cls):
             if meta["flatten"]:
-                values[f.name] = hint.from_dict(data)
+                values[f.name] = hint.from_dict(data, strict=strict)
                 continue
             raw = data.get(meta["key"] or f.name)
             for alias in meta["aliases"]:
                 if raw is None or raw == "":
                     raw = data.get(alias)
             default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+            where = f"{cls.__name__}.{meta['key'] or f.name}"
             if meta["pairs"]:
+                if strict and raw is not None and not isinstance(raw, Mapping):
+                    raise WireTypeError(f"{where}: {type(raw).__name__} is not an object")
                 pairs = raw.items() if isinstance(raw, Mapping) else ()
                 values[f.name] = tuple((str(k), str(v)) for k, v in pairs) if pairs else default
             else:
-                values[f.name] = _read(hint, raw, default)
+                values[f.name] = _read(hint, raw, default, strict, where)
         return cls(**values)
 
     @classmethod
