@@ -126,6 +126,8 @@ def _read(hint: Any, value: Any, default: Any, strict: bool = False, where: str 
         return _read(next(a for a in args if a is not type(None)), value, default, strict, where)
     if value is None:
         return default
+    if isinstance(hint, type) and issubclass(hint, Wire) and isinstance(value, hint):
+        return value  # built typed where the fact was first known: nothing to read
     if strict and not _fits(hint, value):
         raise WireTypeError(f"{where}: {type(value).__name__} {value!r:.80} is not {getattr(hint, '__name__', hint)}")
     if isinstance(hint, type) and issubclass(hint, Wire):
@@ -413,13 +415,13 @@ class Report(Wire):
     graphs: tuple[Graph, ...] = ()
     recompile_limit_functions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys,
+    #: Why it recompiled, guard lines, shape symbols, entry per call (extension keys,
     #: flattened into the top level of the JSON object).
     explanation: Explanation = wire(factory=lambda: Explanation(), flatten=True)
-    #: Issue 12: compile time per phase for each frame compile, and the sums.
+    #: Compile time per phase for each frame compile, and the sums.
     compile_phases: tuple[CompilePhase, ...] = ()
     compile_phase_totals: PhaseTotals | None = None
-    #: Issue 12: the code Dynamo wrote (None: not asked for in this run), and how it went.
+    #: The code Dynamo wrote (None: not asked for in this run), and how it went.
     dynamo_code: tuple[DynamoCode, ...] | None = None
     dynamo_code_note: str = ""
     #: Seconds the worker spent in each of its phases (load, calls, equivalence, timing).
@@ -458,7 +460,7 @@ class Report(Wire):
         )
 
 
-# --- issue 11: why it recompiled (extension fields; explain.py builds them) -------------------
+# --- why it recompiled (extension fields; explain.py builds them) ----------------------------
 
 
 @dataclass(frozen=True)
@@ -571,7 +573,8 @@ class CallEntry(Wire):
 
 @dataclass(frozen=True)
 class Explanation(Wire):
-    """Everything issue 11 adds; on the wire, six top-level keys of the report."""
+    """Why it recompiled, where each guard came from, the shape symbols, which entry ran each
+    call; on the wire, six top-level keys of the report."""
 
     recompiles: tuple[RecompileDetail, ...] = wire((), key="recompile_details")
     limits: tuple[LimitDetail, ...] = wire((), key="recompile_limit_details")
@@ -581,7 +584,7 @@ class Explanation(Wire):
     calls: tuple[CallEntry, ...] = wire((), key="call_entries")
 
 
-# --- issue 12: how it compiled (extension fields; capture.py builds them) ---------------------
+# --- how it compiled (extension fields; the worker's capture/ builds them) ---------------------
 
 
 @dataclass(frozen=True)
@@ -602,7 +605,7 @@ class CompilePhase(Wire):
     compile_s: float = 0.0
     other_s: float = 0.0
     total_s: float = 0.0
-    #: The first run of the graphs this compile made (issue 12): outside torch's metrics and
+    #: The first run of the graphs this compile made: outside torch's metrics and
     #: `total_s`, inside the cold first call. None (key absent) in reports that predate it.
     first_run_s: float | None = wire(None, omit=_absent_if_none("first_run_s"))
 

@@ -159,8 +159,8 @@ def test_guarded_arg_names_the_argument_not_its_size_or_stride():
 
 def test_guards_carry_the_snippet_line_that_made_them():
     (entry,) = explain.guard_details([{"compile_id": "0/1", "function": "fn", "guards": GUARDS}], SNIPPET)
-    assert (entry["compile_id"], entry["function"]) == ("0/1", "fn")
-    user = [(g["kind"], g["arg"], g["line"], g["check"]) for g in entry["guards"] if not g["internal"]]
+    assert (entry.compile_id, entry.function) == ("0/1", "fn")
+    user = [(g.kind, g.arg, g.line, g.check) for g in entry.guards if not g.internal]
     assert ("EQUALS_MATCH", "act", 8, "act == 'relu'") in user
     assert ("EQUALS_MATCH", "scale", 7, "scale == 3.0") in user
     assert any(kind == "TENSOR_MATCH" and arg == "x" and line == 7 for kind, arg, line, _ in user)
@@ -170,7 +170,7 @@ def test_guards_carry_the_snippet_line_that_made_them():
 
 def test_torchs_internal_guards_fold():
     (entry,) = explain.guard_details([{"compile_id": "0/0", "guards": GUARDS}], SNIPPET)
-    internal = {g["kind"] for g in entry["guards"] if g["internal"]}
+    internal = {g.kind for g in entry.guards if g.internal}
     assert internal == {
         "LAMBDA_GUARD",  # no argument, no snippet line: torch's ambient state
         "GLOBAL_STATE",
@@ -182,7 +182,7 @@ def test_torchs_internal_guards_fold():
 
 def test_an_id_guard_without_a_snippet_line_is_internal():
     guard = explain.parse_guard("ID_MATCH: ___check_obj_id(L['self']._modules['l'], 140379469626512)", SNIPPET)
-    assert guard["internal"] and guard["arg"] == "self.l" and guard["check"].startswith("___check_obj_id(self.l,")
+    assert guard.internal and guard.arg == "self.l" and guard.check.startswith("___check_obj_id(self.l,")
 
 
 # --- recompiles ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Issue 11, the worker's half: which cache entry served each call of inputs(), and the records
+"""Why it recompiled, the worker's half: which cache entry served each call of inputs(), and the records
 of why it recompiled, handed to playground.engine.explain to be put in words. Worker-side.
 
 A call's note is a dict in `RunCapture.calls`: "call" and "args" from call_started, "compiled",

@@ -1,4 +1,4 @@
-"""Issue 12, the worker's half: compile time per phase, one row per frame compile, from torch's
+"""Compile time per phase, the worker's half: one row per frame compile, from torch's
 own compilation_metrics and the chromium events of its structured trace. Worker-side.
 """
 

@@ -119,13 +119,13 @@ def _from_records(cap: RunCapture) -> dict[str, Any]:
 
 
 def _from_dynamo(cap: RunCapture) -> dict[str, Any]:
-    """The guards, and why it recompiled (issue 11's extension keys)."""
+    """The guards, and why it recompiled (the report's explanation fields)."""
     guards = cap.guards()
     return {"guards": guards, **cap.explained(guards)}
 
 
 def _from_trace(cap: RunCapture) -> dict[str, Any]:
-    """The graphs with Inductor's code for each, and compile time per phase (issue 12)."""
+    """The graphs with Inductor's code for each, and compile time per phase."""
     codes_by_id: dict[str, list[str]] = {}
     for md, payload in cap.trace:
         if "inductor_output_code" in md and isinstance(payload, str):

@@ -118,14 +118,14 @@ class RunCapture:
         call_entries.call_finished(self.calls, target, args, self.trace, self.records)
 
     def explained(self, guards: list[dict[str, Any]]) -> dict[str, Any]:
-        """The report's issue 11 fields (call_entries.explained); `guards`: what guards() gave."""
+        """The report's explanation fields (call_entries.explained); `guards`: what guards() gave."""
         return call_entries.explained(self.records, self.trace, self.calls, guards, self.snippet_path)
 
     def metrics(self) -> list[dict[str, Any]]:
         return [md["compilation_metrics"] for md, _ in self.trace if "compilation_metrics" in md]
 
     def compile_phases(self) -> dict[str, Any]:
-        """The report's `compile_phases` and `compile_phase_totals` (issue 12, compile_phases.py)."""
+        """The report's `compile_phases` and `compile_phase_totals` (compile_phases.py)."""
         return compile_phases(self.trace, self.calls, self.first_runs, self.snippet_path)
 
     def guard_names(self) -> dict[str, tuple[str, Any]]:

@@ -1,4 +1,4 @@
-"""Issue 12's code run: the snippet loaded and called once more, under depyf, only to read back
+"""The code run: the snippet loaded and called once more, under depyf, only to read back
 the code Dynamo wrote. It runs in a second child that the template forks after the report's run
 ended (dynamo_code/held_report.py says why), never in the run whose numbers the report gives. Worker-side.
 

@@ -1,4 +1,4 @@
-"""Issue 12: the code Dynamo wrote, collected by a second child after the run. The template's
+"""The code Dynamo wrote, collected by a second child after the run. The template's
 side, torch-free; the second child's work is depyf_rerun.py. Worker-side.
 
 Why a second child: depyf.prepare_debug swaps the bytecode Dynamo wrote for depyf's own

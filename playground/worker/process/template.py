@@ -222,7 +222,7 @@ class Template:
         return outcome, status
 
     def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Issue 12: the run's held report sent, with the code Dynamo wrote from a second child
+        """The run's held report sent, with the code Dynamo wrote from a second child
         when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
         the second child cancels the run; its failure costs only the code."""
         held = code.held()

@@ -147,7 +147,7 @@ def counting_backend(
 def first_run_timed(
     fn: Callable[..., Any], compile_id: str | None, runs: dict[str, float], device: str
 ) -> Callable[..., Any]:
-    """`fn`, with its first run timed into `runs[compile_id]` (issue 12): the work torch defers
+    """`fn`, with its first run timed into `runs[compile_id]`: the work torch defers
     from the compile to the graph's first run is part of the cold first call but not of torch's
     compile metrics. Later runs pay one flag test."""
     pending = True

@@ -102,7 +102,7 @@ def _dtype_name(dtype: Any) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def _entry(name: str, call: int, ok: bool, note: str = "", **fields: Any) -> dict[str, Any]:
+def row(name: str, call: int, ok: bool, note: str = "", **fields: Any) -> dict[str, Any]:
     """One report row; every row has the same keys so readers need no special cases."""
     entry: dict[str, Any] = {
         "name": name,
@@ -123,7 +123,7 @@ def _entry(name: str, call: int, ok: bool, note: str = "", **fields: Any) -> dic
 def _not_compared(name: str, call: int, why: str, **fields: Any) -> dict[str, Any]:
     # Not a mismatch: we could not look, and say so. Counting it as a failure would fail a
     # CI job (--fail-on-mismatch) on something torch.compile did not get wrong.
-    return _entry(name, call, True, f"not compared: {why}", compared=False, **fields)
+    return row(name, call, True, f"not compared: {why}", compared=False, **fields)
 
 
 # --- tolerances ------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def compare_tensors(
 def _compare_tensors(
     name: str, expected: torch.Tensor, actual: torch.Tensor, call: int, override: dict[str, float] | None
 ) -> dict[str, Any]:
-    entry = _entry(name, call, False, dtype=_dtype_name(expected.dtype))
+    entry = row(name, call, False, dtype=_dtype_name(expected.dtype))
     if expected.is_nested != actual.is_nested:
         entry["note"] = f"layout {_layout_name(actual)} != eager {_layout_name(expected)}"
         return entry
@@ -375,7 +375,7 @@ def _compare_number(path: str, e: Any, a: Any, call: int, override: dict[str, fl
         diff = abs(int(e) - int(a))
         max_abs = float(diff) if diff < 2**1000 else None
         note = "" if ok else f"{safe_repr(a)} != eager {safe_repr(e)}"
-        return _entry(path, call, ok, note, dtype=kind, max_abs=max_abs, max_rel=0.0 if ok else None)
+        return row(path, call, ok, note, dtype=kind, max_abs=max_abs, max_rel=0.0 if ok else None)
     pairs = _as_pairs(e, a)
     if pairs is None:
         return None
@@ -389,7 +389,7 @@ def _compare_number(path: str, e: Any, a: Any, call: int, override: dict[str, fl
     note = "" if ok else f"{safe_repr(a)} != eager {safe_repr(e)}"
     if ok and any(math.isnan(x) for x, _ in pairs):
         note = "NaN on both sides, counted equal"
-    return _entry(path, call, ok, note, dtype=kind, max_abs=max_abs, max_rel=max_rel, atol=atol, rtol=rtol)
+    return row(path, call, ok, note, dtype=kind, max_abs=max_abs, max_rel=max_rel, atol=atol, rtol=rtol)
 
 
 def _eq_verdict(e: Any, a: Any) -> bool | str:
@@ -483,11 +483,11 @@ class _Walk:
             note = f"{self.unlisted_ok + self.unlisted_bad} more leaves compared, not listed"
             if self.unlisted_bad:
                 note += f"; {self.unlisted_bad} of them differ"
-            self.entries.append(_entry(f"{root} (rest)", self.call, self.unlisted_bad == 0, note))
+            self.entries.append(row(f"{root} (rest)", self.call, self.unlisted_bad == 0, note))
         return self.entries
 
     def mismatch(self, path: str, note: str, **fields: Any) -> None:
-        self.add(_entry(path, self.call, False, note, **fields))
+        self.add(row(path, self.call, False, note, **fields))
 
     def visit(self, e: Any, a: Any, path: str, depth: int = 0) -> None:
         try:
@@ -517,7 +517,7 @@ class _Walk:
             self.mismatch(path, f"type {_type_name(a)} != eager {_type_name(e)}", dtype=_type_name(e))
             return
         if e is a:
-            self.add(_entry(path, self.call, True, dtype=_type_name(e)))
+            self.add(row(path, self.call, True, dtype=_type_name(e)))
             return
         if depth >= MAX_DEPTH:
             self.add(_not_compared(path, self.call, f"nested deeper than {MAX_DEPTH} levels"))
@@ -551,7 +551,7 @@ class _Walk:
             if len(items_e) != len(items_a):
                 self.mismatch(path, f"length {len(items_a)} != eager {len(items_e)}", dtype=_type_name(e))
             elif not items_e:
-                self.add(_entry(path, self.call, True, "no items", dtype=_type_name(e)))
+                self.add(row(path, self.call, True, "no items", dtype=_type_name(e)))
             for i, (x, y) in enumerate(zip(items_e, items_a)):
                 self.visit(x, y, f"{path}[{i}]", depth + 1)
         elif isinstance(e, numbers.Number) and (entry := _compare_number(path, e, a, self.call, self.override)):
@@ -575,7 +575,7 @@ class _Walk:
             if name in by_name:
                 self.visit(item, by_name[name], _field_path(path, name), depth + 1)
         if not pairs_e and not pairs_a:
-            self.add(_entry(path, self.call, True, f"no {what}"))
+            self.add(row(path, self.call, True, f"no {what}"))
 
     def _mapping(self, e: Mapping[Any, Any], a: Mapping[Any, Any], path: str, depth: int) -> None:
         # Membership through the mappings themselves: hash and identity first, so tensor keys
@@ -593,7 +593,7 @@ class _Walk:
             if k in a:
                 self.visit(item, a[k], f"{path}[{safe_repr(k)}]", depth + 1)
         if not items_e and not items_a:
-            self.add(_entry(path, self.call, True, "empty mapping", dtype=_type_name(e)))
+            self.add(row(path, self.call, True, "empty mapping", dtype=_type_name(e)))
 
     def _ndarray(self, e: Any, a: Any, path: str) -> None:
         try:
@@ -601,7 +601,7 @@ class _Walk:
         except BaseException as exc:  # noqa: BLE001 - object arrays have no tensor form
             verdict = _eq_verdict(e, a)
             if isinstance(verdict, bool):
-                self.add(_entry(path, self.call, verdict, "" if verdict else "numpy arrays differ"))
+                self.add(row(path, self.call, verdict, "" if verdict else "numpy arrays differ"))
             else:
                 self.add(_not_compared(path, self.call, f"a numpy array torch cannot read ({describe_exc(exc)})"))
             return
@@ -618,7 +618,7 @@ class _Walk:
         verdict: bool | str = "" if identity_eq else _eq_verdict(e, a)
         if isinstance(verdict, bool):
             note = "" if verdict else f"{safe_repr(a)} != eager {safe_repr(e)}"
-            self.add(_entry(path, self.call, verdict, note, dtype=_type_name(e)))
+            self.add(row(path, self.call, verdict, note, dtype=_type_name(e)))
             return
         # Default == is identity, which two runs can never share; or == could not answer.
         attrs_e, attrs_a = _attributes(e), _attributes(a)
@@ -718,7 +718,7 @@ def compare_grads(
             continue
         if e is None or a is None:
             note = "gradient missing in " + ("eager" if e is None else "compiled")
-            results.append(_entry(label, call, False, note))
+            results.append(row(label, call, False, note))
             continue
         results.append(compare_tensors(label, e, a, call, override))
     return results

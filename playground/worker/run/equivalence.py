@@ -175,15 +175,8 @@ def _compare_grads(
 
 
 def _bad(name: str, call: int, note: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "call": call,
-        "ok": False,
-        "max_abs": None,
-        "max_rel": None,
-        "note": note,
-        "verdict": "differs",
-    }
+    """A row for a value one side lacks: the same keys as every other row (comparison.row)."""
+    return comparison.row(name, call, False, note, verdict="differs")
 
 
 def _add(
