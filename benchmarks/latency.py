@@ -10,7 +10,7 @@ worker without isolation, and against the route people take today.
 - floor: the same reset, load, compile and calls with the three log artifacts on, in a warm
   process with no watcher, no pipe and no UI: what any warm tool must spend.
 - floor*: the floor with glibc's malloc set as the worker sets it in each run's child (freed
-  memory kept; playground/worker/memory.py), since any warm tool could do the same.
+  memory kept; playground/worker/process/memory.py), since any warm tool could do the same.
 - cold: a fresh `python` with TORCH_LOGS=graph_breaks,recompiles,guards: today's route.
 
 All are interleaved in one run (the machine is shared and noisy) and their ratios printed.
@@ -126,7 +126,7 @@ for line in sys.stdin:
 
 
 #: glibc's malloc in the floor process set as the worker sets it in a run's child
-#: (playground/worker/memory.py): freed memory kept. A warm tool could do this too, so the
+#: (playground/worker/process/memory.py): freed memory kept. A warm tool could do this too, so the
 #: floor is printed both ways.
 TUNED_MALLOC = {
     "MALLOC_TRIM_THRESHOLD_": str(2**31 - 1),

@@ -11,6 +11,10 @@ from pathlib import Path
 # a cache of their own inside the checkout (workers inherit the environment).
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".inductor-cache-tests"))
 
+# A report key of the wrong type is an error in every process the suite starts, not a silent
+# default (playground/engine/report.py's STRICT_ENV): a builder's mistake fails a test.
+os.environ.setdefault("COMPILE_PLAYGROUND_STRICT_REPORTS", "1")
+
 # Every process the suite starts inherits this mark; at the end, none may be left (issue 14:
 # "after .ci/run, no process of the project's is left"). A developer's own app is not marked.
 # (setdefault: pytest-xdist's workers inherit the controller's mark, which checks at the end.)
@@ -81,6 +85,7 @@ FAST_MODULES = frozenset(
         "test_history",
         "test_import_hygiene",
         "test_import_contracts",
+        "test_import_cycles",
         "test_tui_app",
         "test_tui_config",
         "test_tui_dynamo_code",

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from playground.engine.report import EntryGuards, GuardDetail
+
 #: `check  # code  # file:line in fn (note)`: torch's comment on a guard or a recompile reason.
 _LOCATION = re.compile(r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<fn>[\w<>.]+)(?P<note>\s*\(.*\))?\s*$", re.S)
 _SOURCE = re.compile(r"\b[LG]\['(?P<name>[^']+)'\](?P<rest>(?:\.\w+|\[[^\]]*\]|\(\))*)")
@@ -96,19 +98,25 @@ def split_guard(text: str) -> GuardText:
 
 
 def snippet_line(file: str, line: int | None, snippet_path: str) -> int | None:
-    """`line` when `file` is the snippet: torch's comments shorten paths to a suffix of the real
-    one, so a suffix that ends in the snippet's own name counts."""
+    """`line` when `file` is the snippet, else None: the one test of "is this location the
+    snippet's" for every record torch writes (a log, a guard's comment, a trace's stack).
+
+    torch shortens the paths in its comments by cutting characters off the front, not folders
+    (`/tmp/h11/s.py` -> `mp/h11/s.py`, torch.utils._traceback.shorten_filename), so a relative
+    path counts when it is a suffix of the snippet's real path that ends in its whole name. An
+    absolute path is never shortened: it must be the snippet itself."""
     if line is None or not file:
         return None
-    real = os.path.realpath(snippet_path)
-    if file == snippet_path or os.path.realpath(file) == real:
-        return line
-    # torch cuts characters, not folders (`/tmp/h11/s.py` -> `mp/h11/s.py`): the name must match
-    # whole and the rest be a suffix.
-    tail = file.replace("\\", "/").lstrip("/")
-    if os.path.basename(tail) == os.path.basename(real) and real.replace("\\", "/").endswith(tail):
-        return line
-    return None
+    try:
+        real = os.path.realpath(snippet_path)
+        if file == snippet_path or os.path.realpath(file) == real:
+            return line
+    except (OSError, ValueError):  # a NUL byte in a path torch or the user wrote
+        return line if file == snippet_path else None
+    tail = file.replace("\\", "/")
+    if tail.startswith("/") or os.path.basename(tail) != os.path.basename(real):
+        return None
+    return line if real.replace("\\", "/").endswith(tail) else None
 
 
 def user_name(source: str) -> str:
@@ -142,7 +150,7 @@ def guarded_arg(check: str) -> str:
 # --- guards ---------------------------------------------------------------------------------
 
 
-def parse_guard(body: str, snippet_path: str) -> dict[str, Any]:
+def parse_guard(body: str, snippet_path: str) -> GuardDetail:
     """One line of torch's guard dump (`KIND: check  # code  # file:line in fn`) with the snippet
     line that made it and whether it is one of torch's internal guards: torch's own state, and
     its bookkeeping on a real model (the global module-hook dicts, `__dict__` checks, import
@@ -156,15 +164,15 @@ def parse_guard(body: str, snippet_path: str) -> dict[str, Any]:
     internal = kind in INTERNAL_KINDS or (line is None and not arg) or is_bookkeeping(parsed.check)
     if kind == "ID_MATCH" and line is None:
         internal = True  # ids of modules and functions torch looked up, not a value the user passes
-    return {
-        "kind": kind,
-        "check": user_name(parsed.check),
-        "arg": arg,
-        "line": line,
-        "code": parsed.code,
-        "note": parsed.note,
-        "internal": internal,
-    }
+    return GuardDetail(
+        kind=kind,
+        check=user_name(parsed.check),
+        arg=arg,
+        line=line,
+        code=parsed.code,
+        note=parsed.note,
+        internal=internal,
+    )
 
 
 def is_bookkeeping(check: str) -> bool:
@@ -217,14 +225,14 @@ def value_leaf(check: str, arg: str) -> str:
     return "." + arg.rsplit(".", 1)[1] + check[len(arg) :]
 
 
-def guard_details(entries: list[dict[str, Any]], snippet_path: str) -> list[dict[str, Any]]:
+def guard_details(entries: list[dict[str, Any]], snippet_path: str) -> list[EntryGuards]:
     """Per compiled entry, each guard parsed (see parse_guard)."""
     return [
-        {
-            "compile_id": entry.get("compile_id", ""),
-            "function": entry.get("function", ""),
-            "guards": [parse_guard(g, snippet_path) for g in entry.get("guards") or ()],
-        }
+        EntryGuards(
+            compile_id=str(entry.get("compile_id", "")),
+            function=str(entry.get("function", "")),
+            guards=tuple(parse_guard(g, snippet_path) for g in entry.get("guards") or ()),
+        )
         for entry in entries
     ]
 
@@ -464,7 +472,7 @@ def specializations(
     files: dict[int, str],
     snippet_path: str,
     details: list[dict[str, Any]],
-    guards: list[dict[str, Any]],
+    guards: list[EntryGuards],
 ) -> list[dict[str, Any]]:
     """Where torch fixed a size to a number: its symbolic_shape_specialization records, and an
     entry compiled after a size guard failed whose TENSOR_MATCH pins that dimension (sizes 0 and
@@ -483,7 +491,7 @@ def specializations(
                 "line": _stack_line(md.get("user_stack"), files, snippet_path),
             }
         )
-    by_id = {g["compile_id"]: g for g in guards}
+    by_id = {g.compile_id: g for g in guards}
     for rc in details:
         for r in rc["reasons"]:
             size = _SIZE.search(r["guard"])
@@ -505,11 +513,11 @@ def specializations(
     return out
 
 
-def _pinned_size(entry: dict[str, Any] | None, arg: str, dim: int) -> str | None:
+def _pinned_size(entry: EntryGuards | None, arg: str, dim: int) -> str | None:
     """The number TENSOR_MATCH fixes `arg`'s dimension to in that entry (None if symbolic)."""
-    for g in (entry or {}).get("guards", ()):
-        if g["kind"] == "TENSOR_MATCH" and g["arg"] == arg:
-            sizes = re.search(r"size=\[([^\]]*)\]", g["check"])
+    for g in entry.guards if entry is not None else ():
+        if g.kind == "TENSOR_MATCH" and g.arg == arg:
+            sizes = re.search(r"size=\[([^\]]*)\]", g.check)
             if sizes:
                 dims = [d.strip() for d in sizes.group(1).split(",")]
                 if dim < len(dims) and dims[dim] not in ("None", ""):

@@ -8,6 +8,7 @@ a consumer of the contract may ignore them.
 from __future__ import annotations
 
 import functools
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -16,35 +17,6 @@ from types import MappingProxyType
 from typing import Any
 
 from playground.engine.settings import Settings
-
-
-def blank_report(
-    path: str, settings: dict[str, Any], error: dict[str, Any] | None = None, torch_version: str = ""
-) -> dict[str, Any]:
-    """A contract-shaped report with nothing found yet: the start of every run's report, and
-    the whole report of a run that never reached torch."""
-    return {
-        "torch_version": torch_version,
-        "settings": settings,
-        "graph_count": 0,
-        "graph_breaks": [],
-        "graph_break_count": 0,
-        "recompiles": [],
-        "recompile_count": 0,
-        "recompile_limit_hit": False,
-        "guards": [],
-        "error": error,
-        "equivalence": None,
-        "timings": None,
-        "logs": {"graph_breaks": "", "recompiles": "", "guards": ""},
-        "stage": "complete",
-        "snippet": str(path),
-        "calls": 0,
-        "graphs": [],
-        "recompile_limit_functions": [],
-        "notes": [],
-    }
-
 
 # --- the wire codec: one to_dict/from_dict for every class below ------------------------------
 #
@@ -106,22 +78,65 @@ def _thaw(value: Any) -> Any:
     return value
 
 
-def _read(hint: Any, value: Any, default: Any) -> Any:
-    """One JSON value as the field's type; a missing or null value gives the default."""
+#: Set to "1", every `from_dict` in this process and the processes it starts refuses a value of
+#: the wrong type instead of reading it as the field's default (the test suite sets it, so that
+#: a builder's mistake fails a test rather than vanish into a default). Unset, reading stays
+#: lenient: a canned report from an older version, or a line nobody should have written, still
+#: loads.
+STRICT_ENV = "COMPILE_PLAYGROUND_STRICT_REPORTS"
+
+
+class WireTypeError(TypeError):
+    """A report's key holds a value of another type than its field's (strict reading only)."""
+
+
+def strict_by_default() -> bool:
+    """Whether `from_dict` is strict when not told (STRICT_ENV)."""
+    return os.environ.get(STRICT_ENV) == "1"
+
+
+def _fits(hint: Any, value: Any) -> bool:
+    """Whether a (non-null) JSON value has the field's type: what strict reading requires."""
+    origin = typing.get_origin(hint)
+    if isinstance(hint, type) and (issubclass(hint, Wire) or hint is Settings):
+        return isinstance(value, Mapping)
+    if origin is tuple:
+        return isinstance(value, (list, tuple))
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is not None and isinstance(origin, type) and issubclass(origin, Mapping):
+        return isinstance(value, Mapping)
+    return True  # Any
+
+
+def _read(hint: Any, value: Any, default: Any, strict: bool = False, where: str = "") -> Any:
+    """One JSON value as the field's type; a missing or null value gives the default. `strict`:
+    a value of another type is a WireTypeError rather than the default or a conversion."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (types.UnionType, typing.Union):
         if value is None:
             return None
-        return _read(next(a for a in args if a is not type(None)), value, default)
+        return _read(next(a for a in args if a is not type(None)), value, default, strict, where)
     if value is None:
         return default
+    if isinstance(hint, type) and issubclass(hint, Wire) and isinstance(value, hint):
+        return value  # built typed where the fact was first known: nothing to read
+    if strict and not _fits(hint, value):
+        raise WireTypeError(f"{where}: {type(value).__name__} {value!r:.80} is not {getattr(hint, '__name__', hint)}")
     if isinstance(hint, type) and issubclass(hint, Wire):
-        return hint.from_dict(value)
+        return hint.from_dict(value, strict=strict)
     if hint is Settings:
         return Settings.from_dict(value)
     if origin is tuple and args and args[-1] is Ellipsis:
-        return tuple(_read(args[0], v, None) for v in (value if isinstance(value, (list, tuple)) else ()))
+        items = value if isinstance(value, (list, tuple)) else ()
+        return tuple(_read(args[0], v, None, strict, f"{where}[{i}]") for i, v in enumerate(items))
     if hint is float:
         # A phase time torch did not report reads as zero, never as a string in a sum.
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
@@ -151,23 +166,31 @@ class Wire:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
+    def from_dict(cls, data: Mapping[str, Any] | None, *, strict: bool | None = None) -> Any:
+        """The value a JSON object holds; a missing key takes its field's default. Lenient
+        unless `strict` (by default: STRICT_ENV), where a value of the wrong type raises
+        WireTypeError."""
+        if strict is None:
+            strict = strict_by_default()
         data = data or {}
         values: dict[str, Any] = {}
         for f, meta, hint in _plan(cls):
             if meta["flatten"]:
-                values[f.name] = hint.from_dict(data)
+                values[f.name] = hint.from_dict(data, strict=strict)
                 continue
             raw = data.get(meta["key"] or f.name)
             for alias in meta["aliases"]:
                 if raw is None or raw == "":
                     raw = data.get(alias)
             default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+            where = f"{cls.__name__}.{meta['key'] or f.name}"
             if meta["pairs"]:
+                if strict and raw is not None and not isinstance(raw, Mapping):
+                    raise WireTypeError(f"{where}: {type(raw).__name__} is not an object")
                 pairs = raw.items() if isinstance(raw, Mapping) else ()
                 values[f.name] = tuple((str(k), str(v)) for k, v in pairs) if pairs else default
             else:
-                values[f.name] = _read(hint, raw, default)
+                values[f.name] = _read(hint, raw, default, strict, where)
         return cls(**values)
 
     @classmethod
@@ -392,13 +415,13 @@ class Report(Wire):
     graphs: tuple[Graph, ...] = ()
     recompile_limit_functions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    #: Why it recompiled, guard lines, shape symbols, entry per call (issue 11's extension keys,
+    #: Why it recompiled, guard lines, shape symbols, entry per call (extension keys,
     #: flattened into the top level of the JSON object).
     explanation: Explanation = wire(factory=lambda: Explanation(), flatten=True)
-    #: Issue 12: compile time per phase for each frame compile, and the sums.
+    #: Compile time per phase for each frame compile, and the sums.
     compile_phases: tuple[CompilePhase, ...] = ()
     compile_phase_totals: PhaseTotals | None = None
-    #: Issue 12: the code Dynamo wrote (None: not asked for in this run), and how it went.
+    #: The code Dynamo wrote (None: not asked for in this run), and how it went.
     dynamo_code: tuple[DynamoCode, ...] | None = None
     dynamo_code_note: str = ""
     #: Seconds the worker spent in each of its phases (load, calls, equivalence, timing).
@@ -437,7 +460,7 @@ class Report(Wire):
         )
 
 
-# --- issue 11: why it recompiled (extension fields; explain.py builds them) -------------------
+# --- why it recompiled (extension fields; explain.py builds them) ----------------------------
 
 
 @dataclass(frozen=True)
@@ -550,7 +573,8 @@ class CallEntry(Wire):
 
 @dataclass(frozen=True)
 class Explanation(Wire):
-    """Everything issue 11 adds; on the wire, six top-level keys of the report."""
+    """Why it recompiled, where each guard came from, the shape symbols, which entry ran each
+    call; on the wire, six top-level keys of the report."""
 
     recompiles: tuple[RecompileDetail, ...] = wire((), key="recompile_details")
     limits: tuple[LimitDetail, ...] = wire((), key="recompile_limit_details")
@@ -560,11 +584,7 @@ class Explanation(Wire):
     calls: tuple[CallEntry, ...] = wire((), key="call_entries")
 
 
-# --- issue 12: how it compiled (extension fields; capture.py builds them) ---------------------
-
-
-def _seconds(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
+# --- how it compiled (extension fields; the worker's capture/ builds them) ---------------------
 
 
 @dataclass(frozen=True)
@@ -585,7 +605,7 @@ class CompilePhase(Wire):
     compile_s: float = 0.0
     other_s: float = 0.0
     total_s: float = 0.0
-    #: The first run of the graphs this compile made (issue 12): outside torch's metrics and
+    #: The first run of the graphs this compile made: outside torch's metrics and
     #: `total_s`, inside the cold first call. None (key absent) in reports that predate it.
     first_run_s: float | None = wire(None, omit=_absent_if_none("first_run_s"))
 

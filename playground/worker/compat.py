@@ -367,7 +367,7 @@ def describe_value(value: Any) -> str:
     return type(value).__name__
 
 
-# --- compile time per phase (issue 12) ---------------------------------------------------------
+# --- compile time per phase ---------------------------------------------------------------------
 
 #: The structured trace's `compilation_metrics` fields that time one frame's compile, nested:
 #: entire frame > backend compile (AOT autograd + Inductor) > Inductor > code generation >
@@ -417,7 +417,7 @@ def phase_times(metrics: dict[str, Any], spans: dict[str, float] | None = None) 
     }
 
 
-# --- the code Dynamo wrote (issue 12, via depyf) -----------------------------------------------
+# --- the code Dynamo wrote (via depyf) --------------------------------------------------------
 
 
 def depyf_version() -> str | None:

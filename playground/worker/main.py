@@ -7,7 +7,7 @@ Why a child per run: a snippet can change anything in the process it runs in (to
 modules, default dtype, grad mode, RNG, sys.modules, sys.path, the working directory, the
 environment, signal handlers, threads). A forked child starts from the template's memory, which
 no run ever touches, and takes all of that with it when it exits: every save is a fresh process
-as far as the snippet can tell, at the price of one fork (measured in benchmarks/isolation.py
+as far as the snippet can tell, at the price of one fork (measured in benchmarks/latency.py
 and README.md). A cancel or a timeout is a kill of the child, a crash loses only the child, and
 memory does not grow across runs.
 
@@ -22,10 +22,11 @@ descriptor 1. So the first thing the worker does is move the channel off fds 0 a
 private descriptors and point 0 at /dev/null; during a run fds 1 and 2 go to a temporary file
 that is read back (truncated) into the report. Nothing the snippet does can corrupt the channel.
 
-The parts, one job each: template.py (the template process and its request loop), spare.py
-(the child forked ahead of its run), child.py (what a run's child does), warmup.py (the warm-up,
-gc.freeze and the fork probe), stragglers.py (killing what runs left behind), output.py (the
-snippet's output file), channel.py (the pipe and its framing).
+The parts, one job each, in process/: template.py (the template process and its request loop),
+spare.py (the child forked ahead of its run), child.py (what a run's child does, and what it
+inherits), reference_forks.py (the run's reference processes), warmup.py (the warm-up, gc.freeze
+and the fork probe), stragglers.py (killing what runs left behind), output.py (the snippet's
+output file), channel.py (the pipe and its framing).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ import os
 import signal
 
 from playground.engine import scratch
-from playground.worker import procs
-from playground.worker.channel import Channel
-from playground.worker.template import Template
+from playground.worker.process import procs
+from playground.worker.process.channel import Channel
+from playground.worker.process.template import Template
 
 
 def main() -> None:

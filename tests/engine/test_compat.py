@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from playground.worker import compat
-from playground.worker.capture import parse_graph_break, parse_guard_tree
+from playground.worker.capture.records import parse_graph_break, parse_guard_tree
 
 DUP_BREAK = (
     "Graph break (user stack suppressed due to duplicate graph break) in user code at /s/snip.py:7\n"

@@ -7,7 +7,7 @@ import pytest
 from playground.cli.textreport import render
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from playground.worker.compile_phases import PHASES
+from playground.worker.capture.compile_phases import PHASES
 
 from .conftest import run
 

@@ -14,7 +14,7 @@ import pytest
 from playground.engine.client import RunCancelled
 from playground.engine.events import RunResult
 from playground.engine.sync import SyncWorker
-from playground.worker import dynamo_code
+from playground.worker.dynamo_code import depyf_dump
 from tests.processes import is_live
 
 from .conftest import EAGER, run
@@ -64,7 +64,7 @@ def test_parser_keeps_sections_apart():
         "def f(x):\n    return x\n"
         "#============ end of f ============#\n"
     )
-    items = dynamo_code.parse_full_code(text)
+    items = depyf_dump.parse_full_code(text)
     assert [(i["kind"], i["name"], i["resumes_at_line"]) for i in items] == [
         ("guard", "__guard_0_for_torch_dynamo_resume_in_f_at_7", 7),
         ("transformed", "__transformed_code_0_for_torch_dynamo_resume_in_f_at_7", 7),

@@ -10,7 +10,7 @@ import io
 from rich.console import Console
 
 from playground.engine import explain
-from playground.engine.report import EntryGuards, Explanation, GuardDetail, Report
+from playground.engine.report import EntryGuards, Explanation, Report
 from tui.panes.guards import render_guards
 from tui.panes.source import line_marks
 
@@ -73,33 +73,33 @@ def test_torchs_bookkeeping_is_folded_with_the_internal_guards():
         BUILTIN,
         CLOSURE,
     ):
-        assert _parsed(text)["internal"], text
+        assert _parsed(text).internal, text
     # line 10 made the hook guards, but they are torch's, not the user's
-    assert _parsed(FORWARD_HOOKS)["line"] == 10
+    assert _parsed(FORWARD_HOOKS).line == 10
 
 
 def test_the_users_guards_stay_visible():
     for text in (IDS, ALIASING, NET_TYPE, USE_CACHE, DROPOUT_TRAINING, DROPOUT_P, LAYER0_WEIGHT, CLASS_NAME):
-        assert not _parsed(text)["internal"], text
+        assert not _parsed(text).internal, text
 
 
 def test_a_modules_guards_are_named_by_the_path_the_snippet_writes():
     guard = _parsed(DROPOUT_TRAINING)
-    assert guard["arg"] == "net.encoder.layer[0].output.dropout.training"
-    assert guard["check"] == "net.encoder.layer[0].output.dropout.training == False"
+    assert guard.arg == "net.encoder.layer[0].output.dropout.training"
+    assert guard.check == "net.encoder.layer[0].output.dropout.training == False"
     weight = _parsed(LAYER0_WEIGHT)
-    assert weight["arg"] == "net.encoder.layer[0].output.dense.weight"
-    assert explain.short_guard(weight["kind"], weight["check"], weight["arg"]).startswith(
+    assert weight.arg == "net.encoder.layer[0].output.dense.weight"
+    assert explain.short_guard(weight.kind, weight.check, weight.arg).startswith(
         "net.encoder.layer[0].output.dense.weight: float32 size=["
     )
     net = _parsed(NET_TYPE)
-    assert explain.short_guard(net["kind"], net["check"], net["arg"]) == "net: type BertModel"
+    assert explain.short_guard(net.kind, net.check, net.arg) == "net: type BertModel"
 
 
 def test_the_guards_a_next_change_can_fail_rank_first():
     def rank(text: str) -> int:
         g = _parsed(text)
-        return explain.guard_rank(g["kind"], g["arg"], g["check"])
+        return explain.guard_rank(g.kind, g.arg, g.check)
 
     assert rank(IDS) == 0  # the call's shape and dtype
     assert [rank(t) for t in (USE_CACHE, DROPOUT_TRAINING, DROPOUT_P)] == [1, 1, 1]  # module attributes
@@ -109,7 +109,7 @@ def test_the_guards_a_next_change_can_fail_rank_first():
 
 
 def _report() -> Report:
-    details = [GuardDetail(**_parsed(text)) for text in ALL]
+    details = [_parsed(text) for text in ALL]
     return Report(snippet=SNIPPET, explanation=Explanation(guards=(EntryGuards("0/0", "fn", tuple(details)),)))
 
 

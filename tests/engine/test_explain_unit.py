@@ -4,6 +4,9 @@ the snippet at /tmp/h7/why.py, which torch's comments shorten to `mp/h7/why.py`)
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from playground.engine import explain
 
 SNIPPET = "/tmp/h7/why.py"
@@ -105,6 +108,29 @@ def test_other_files_and_torchs_own_are_not_the_snippet():
     assert explain.snippet_line("mp/h7/why.py", None, SNIPPET) is None
 
 
+def test_an_absolute_path_is_never_shortened_so_it_must_be_the_snippet(tmp_path):
+    snippet = tmp_path / "h7" / "why.py"
+    snippet.parent.mkdir()
+    snippet.write_text("x = 1\n")
+    # Another file whose path ends like the snippet's: torch never cuts an absolute path.
+    assert explain.snippet_line("/h7/why.py", 3, str(snippet)) is None
+    assert explain.snippet_line(str(tmp_path / "elsewhere" / "h7" / "why.py"), 3, str(snippet)) is None
+    # The snippet itself, by another spelling of its path.
+    link = tmp_path / "link.py"
+    link.symlink_to(snippet)
+    assert explain.snippet_line(str(link), 3, str(snippet)) == 3
+    assert explain.snippet_line(str(tmp_path / "h7" / ".." / "h7" / "why.py"), 3, str(snippet)) == 3
+    assert explain.snippet_line(str(snippet)[2:], 3, str(snippet)) == 3  # torch's cut of two characters
+
+
+def test_the_worker_reads_snippet_lines_with_the_engines_one_function():
+    # Read as text: importing the worker's capture would import torch in a fast test.
+    worker = Path(explain.__file__).resolve().parents[1] / "worker"
+    defined = [p for p in worker.rglob("*.py") if re.search(r"^def (snippet_line|same_file)\(", p.read_text(), re.M)]
+    assert defined == []
+    assert "from playground.engine.explain import snippet_line" in (worker / "capture" / "records.py").read_text()
+
+
 # --- names as the user wrote them -----------------------------------------------------------
 
 
@@ -133,8 +159,8 @@ def test_guarded_arg_names_the_argument_not_its_size_or_stride():
 
 def test_guards_carry_the_snippet_line_that_made_them():
     (entry,) = explain.guard_details([{"compile_id": "0/1", "function": "fn", "guards": GUARDS}], SNIPPET)
-    assert (entry["compile_id"], entry["function"]) == ("0/1", "fn")
-    user = [(g["kind"], g["arg"], g["line"], g["check"]) for g in entry["guards"] if not g["internal"]]
+    assert (entry.compile_id, entry.function) == ("0/1", "fn")
+    user = [(g.kind, g.arg, g.line, g.check) for g in entry.guards if not g.internal]
     assert ("EQUALS_MATCH", "act", 8, "act == 'relu'") in user
     assert ("EQUALS_MATCH", "scale", 7, "scale == 3.0") in user
     assert any(kind == "TENSOR_MATCH" and arg == "x" and line == 7 for kind, arg, line, _ in user)
@@ -144,7 +170,7 @@ def test_guards_carry_the_snippet_line_that_made_them():
 
 def test_torchs_internal_guards_fold():
     (entry,) = explain.guard_details([{"compile_id": "0/0", "guards": GUARDS}], SNIPPET)
-    internal = {g["kind"] for g in entry["guards"] if g["internal"]}
+    internal = {g.kind for g in entry.guards if g.internal}
     assert internal == {
         "LAMBDA_GUARD",  # no argument, no snippet line: torch's ambient state
         "GLOBAL_STATE",
@@ -156,7 +182,7 @@ def test_torchs_internal_guards_fold():
 
 def test_an_id_guard_without_a_snippet_line_is_internal():
     guard = explain.parse_guard("ID_MATCH: ___check_obj_id(L['self']._modules['l'], 140379469626512)", SNIPPET)
-    assert guard["internal"] and guard["arg"] == "self.l" and guard["check"].startswith("___check_obj_id(self.l,")
+    assert guard.internal and guard.arg == "self.l" and guard.check.startswith("___check_obj_id(self.l,")
 
 
 # --- recompiles ------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from playground.engine.report import Report, RunError
-from playground.worker import limits
+from playground.worker.process import limits
 
 
 def report(kind: str, type_: str, message: str, detail: str = "") -> Report:

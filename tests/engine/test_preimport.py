@@ -1,4 +1,4 @@
-"""Libraries imported once (playground/worker/preimport.py), on a real worker, with fake installed
+"""Libraries imported once (playground/worker/process/preimport.py), on a real worker, with fake installed
 packages in a temporary site-packages folder: a library that leaves torch alone is imported once,
 in the template, and every later child inherits it; one that changes torch's state at import (the
 default dtype, a Dynamo config switch) is left to the runs, so that a later snippet that does not
@@ -19,7 +19,7 @@ import pytest
 
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
-from playground.worker import preimport
+from playground.worker.process import preimport
 
 ROOT = Path(__file__).resolve().parents[2]
 EAGER = Settings(backend="eager")

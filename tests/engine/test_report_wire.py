@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from playground.engine.report import Report, Wire
+from playground.engine.report import Report, Wire, WireTypeError, strict_by_default
 from playground.engine.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,3 +126,38 @@ def test_the_key_walk_finds_an_unknown_key() -> None:
     data["graph_breaks"][0]["new_key"] = 1
     data["later"] = 2
     assert _unknown_keys(Report, data, "report") == ["report.later", "report.graph_breaks[0].new_key"]
+
+
+# --- a key of the wrong type --------------------------------------------------------------------
+
+
+def test_the_suite_reads_reports_strictly() -> None:
+    # tests/conftest.py sets it for this process and every worker the suite starts.
+    assert strict_by_default()
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"graph_count": "2"}, "Report.graph_count"),
+        ({"graph_breaks": [{"line": "33"}]}, "GraphBreak.line"),
+        ({"timings": {"speedup": "1.5x"}}, "Timings.speedup"),
+        ({"timings": {"cache_counts": [1, 2]}}, "Timings.cache_counts"),
+        ({"equivalence": {"ok": "yes"}}, "Equivalence.ok"),
+        ({"equivalence": {"outputs": [{"name": 3}]}}, "Comparison.name"),
+        ({"notes": "one note"}, "Report.notes"),
+        ({"call_entries": [{"args": ["x"]}]}, "CallEntry.args"),
+        ({"guard_details": [{"guards": [{"internal": 1}]}]}, "GuardDetail.internal"),
+        ({"compile_phase_totals": {"total_s": "0.1"}}, "PhaseTotals.total_s"),
+    ],
+)
+def test_a_key_of_the_wrong_type_is_an_error_when_strict(data: dict[str, Any], where: str) -> None:
+    with pytest.raises(WireTypeError, match=where.replace(".", r"\.")):
+        Report.from_dict(data, strict=True)
+
+
+def test_read_leniently_a_key_of_the_wrong_type_takes_its_default() -> None:
+    # What a reader outside the suite does with a canned report from an older version.
+    report = Report.from_dict({"graph_count": 2, "timings": {"speedup": "1.5x", "compile_s": 0.5}}, strict=False)
+    assert report.graph_count == 2 and report.timings is not None
+    assert report.timings.speedup is None and report.timings.compile_s == 0.5

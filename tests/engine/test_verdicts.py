@@ -13,7 +13,7 @@ import pytest
 
 from playground.engine.report import Machine, Report
 from playground.engine.speedup import speedup_word
-from playground.worker import timed
+from playground.worker.run import timing
 
 from .conftest import run
 
@@ -192,18 +192,18 @@ def _steady(speedup: float, eager_ms: float, compiled_ms: float, runs: int = 50)
 
 def test_on_the_eager_backend_a_speedup_far_from_1x_is_a_measurement_problem():
     # The app once showed "speedup 255.05x" for BERT on backend eager (eager 363.7 ms over one run).
-    why = timed.unreliable("eager", _steady(255.05, 363.7, 1.426), QUIET, frames=1)
+    why = timing.unreliable("eager", _steady(255.05, 363.7, 1.426), QUIET, frames=1)
     assert "measurement problem" in why
-    why = timed.unreliable("aot_eager", _steady(0.023, 10.0, 444.0), QUIET, frames=1)
+    why = timing.unreliable("aot_eager", _steady(0.023, 10.0, 444.0), QUIET, frames=1)
     assert "measurement problem" in why
     # Dynamo's overhead on a tiny call is real, and so is a backend that optimises.
-    assert timed.unreliable("eager", _steady(0.27, 0.013, 0.048), QUIET, frames=1) == ""
-    assert timed.unreliable("inductor", _steady(6.0, 12.0, 2.0), QUIET, frames=1) == ""
+    assert timing.unreliable("eager", _steady(0.27, 0.013, 0.048), QUIET, frames=1) == ""
+    assert timing.unreliable("inductor", _steady(6.0, 12.0, 2.0), QUIET, frames=1) == ""
 
 
 def test_too_few_runs_a_wide_spread_and_a_busy_machine_each_say_so():
-    assert "1 run" in timed.unreliable("inductor", _steady(3.0, 444.0, 148.0, runs=1), QUIET, frames=1)
+    assert "1 run" in timing.unreliable("inductor", _steady(3.0, 444.0, 148.0, runs=1), QUIET, frames=1)
     wide = {**_steady(3.0, 6.0, 2.0), "speedup_low": 1.0, "speedup_high": 4.0}
-    assert "swung from 1x to 4x" in timed.unreliable("inductor", wide, QUIET, frames=1)
+    assert "swung from 1x to 4x" in timing.unreliable("inductor", wide, QUIET, frames=1)
     busy = Machine(cpus=2, load1=6.0, runnable=7, others_cpu=1.7)
-    assert "machine busy" in timed.unreliable("inductor", _steady(3.0, 6.0, 2.0), busy, frames=1)
+    assert "machine busy" in timing.unreliable("inductor", _steady(3.0, 6.0, 2.0), busy, frames=1)

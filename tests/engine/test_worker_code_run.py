@@ -1,4 +1,4 @@
-"""Issue 12's code run, the template's side (playground/worker/code_run.py), without a worker:
+"""Issue 12's code run, the template's side (playground/worker/dynamo_code/held_report.py), without a worker:
 how the held report and the code child's result become the one report the client gets."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from playground.worker.code_run import CODE_TO, REPORT_TO, CodeRun, write_json
+from playground.worker.dynamo_code.held_report import CodeRun, write_json
+from playground.worker.run.request import WorkerRequest
 
 ITEM = {
     "name": "torch_dynamo_resume_in_fn_at_3",
@@ -24,7 +25,8 @@ ITEM = {
 
 @pytest.fixture
 def code_run():
-    run = CodeRun({"op": "run", "id": 7, "path": "/x/snip.py", "dynamo_code": True, "timing": True, "trace": True})
+    request = {"op": "run", "id": 7, "path": "/x/snip.py", "dynamo_code": True, "timing": True, "trace": True}
+    run = CodeRun(WorkerRequest.from_message(request))
     yield run
     run.close()
     assert not Path(run.directory).exists()
@@ -36,15 +38,15 @@ def _held(**fields) -> dict:
 
 
 def test_only_runs_that_ask_have_one():
-    assert CodeRun.asked({"op": "run", "id": 1}) is None
+    assert CodeRun.asked(WorkerRequest.from_message({"op": "run", "id": 1})) is None
 
 
 def test_the_two_requests(code_run):
     first = code_run.run_request()
-    assert first[REPORT_TO] == code_run.report_path and first["timing"] and first["trace"]
+    assert first.report_to == code_run.report_path and first.timing and first.trace
     second = code_run.code_request()
-    assert second[CODE_TO] == code_run.code_path and not second["timing"] and not second["trace"]
-    assert second["path"] == first["path"] == "/x/snip.py"
+    assert second.code_to == code_run.code_path and not second.timing and not second.trace
+    assert second.path == first.path == "/x/snip.py"
 
 
 def test_merged_changes_only_the_two_code_fields(code_run):

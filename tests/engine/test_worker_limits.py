@@ -1,4 +1,4 @@
-"""A workshop host's limits (playground/worker/limits.py) on real workers: a run over the memory
+"""A workshop host's limits (playground/worker/process/limits.py) on real workers: a run over the memory
 cap is a snippet error that names the cap and the worker carries on; the thread count reaches
 the run; a machine short of memory keeps no spare child."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from playground.engine.sync import SyncWorker
-from playground.worker import limits
+from playground.worker.process import limits
 
 from .conftest import run
 

@@ -1,4 +1,4 @@
-"""The run child's malloc settings (playground/worker/memory.py), measured in page faults in a
+"""The run child's malloc settings (playground/worker/process/memory.py), measured in page faults in a
 fresh process: what they are for is that memory a run frees and allocates again is not faulted
 in again."""
 
@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from playground.worker import memory
+from playground.worker.process import memory
 
 PROBE = """
 import ctypes, json, resource, sys
-from playground.worker import memory
+from playground.worker.process import memory
 
 mode = sys.argv[1]
 tuned = memory.keep_freed_memory() if mode != "plain" else None

@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 
 from playground.engine.settings import Settings
-from playground.worker import diagnostics
-from playground.worker.capture import RunCapture
-from playground.worker.timed import cache_word
-from playground.worker.torchlog import LogRecord
+from playground.worker.capture import diagnostics
+from playground.worker.capture.records import RunCapture
+from playground.worker.capture.torchlog import LogRecord
+from playground.worker.run.timing import cache_word
 
 BREAK = (
     "Graph break in user code at /snippet.py:3\n"

@@ -1,0 +1,141 @@
+"""Why it recompiled, the worker's half: which cache entry served each call of inputs(), and the records
+of why it recompiled, handed to playground.engine.explain to be put in words. Worker-side.
+
+A call's note is a dict in `RunCapture.calls`: "call" and "args" from call_started, "compiled",
+"entry", "status" (and "why") from call_finished; the keys starting with "_" mark where the
+records stood when the call began and never leave the worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playground.engine import explain
+from playground.worker import compat
+from playground.worker.capture.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
+
+#: The trace records that say how shapes were treated (symbols made, guards added, specialized).
+_SHAPE_KINDS = ("create_symbol", "guard_added", "guard_added_fast", "symbolic_shape_specialization")
+
+Trace = list[tuple[dict[str, Any], Any]]
+
+
+def call_started(
+    calls: list[dict[str, Any]], index: int, target: Any, args: tuple[Any, ...], *, trace_at: int, records_at: int
+) -> None:
+    """Note where the records stand before call `index`, its arguments, and the cache's most
+    recently used entry: what changes across the call is torch's answer to "which entry ran"."""
+    try:
+        code = compat.target_code(target)
+        f_locals = compat.frame_locals(target, args)
+        named = {k: compat.describe_value(v) for k, v in (f_locals or {}).items() if k != "self"}
+        front = (compat.cache_entry_ids(code) or [None])[0]
+    except Exception:  # noqa: BLE001 - bookkeeping must not fail the call
+        named, front = {}, None
+    calls.append({"call": index, "args": named, "_trace": trace_at, "_records": records_at, "_front": front})
+
+
+def call_finished(
+    calls: list[dict[str, Any]], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]
+) -> None:
+    """Which entry served the last started call: one compiled during it that is now first in
+    the cache (torch moves the entry that ran to the front), else the front entry when its
+    own guards pass these arguments, else none (eager, e.g. after recompile_limit)."""
+    if not calls:
+        return
+    try:
+        _resolve(calls, target, args, trace, records)
+    except Exception:  # noqa: BLE001
+        calls[-1].update(entry=None, status="unknown", why="could not read torch's cache")
+
+
+def _resolve(
+    calls: list[dict[str, Any]], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]
+) -> None:
+    call = calls[-1]
+    code = compat.target_code(target)
+    compiled = [
+        f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
+        for md, _ in trace[call["_trace"] :]
+        if "dynamo_cpp_guards_str" in md
+    ]
+    limit = any(hit_limit(r) for r in records[call["_records"] :])
+    ids = compat.cache_entry_ids(code)
+    front = ids[0] if ids else None
+    call["compiled"] = compiled
+    accepts = None if front is None else compat.entry_accepts(code, front, compat.frame_locals(target, args))
+    if front is not None and front in compiled:
+        call.update(entry=front, status="compiled")
+    elif accepts:
+        call.update(entry=front, status="cached")
+    elif accepts is False and (limit or front == call["_front"]):
+        # A hit would have moved the passing entry to the front: none passed, none compiled.
+        earlier = any("recompile_limit" in c.get("why", "") for c in calls[:-1])
+        why = "recompile_limit hit on this call" if limit else "past recompile_limit" if earlier else "nothing compiled"
+        call.update(entry=None, status="eager", why=why)
+    else:
+        call.update(entry=front, status="unknown", why="the cache gave no signal for this call")
+
+
+def explained(
+    records: list[LogRecord], trace: Trace, calls: list[dict[str, Any]], guards: list[dict[str, Any]], snippet_path: str
+) -> dict[str, Any]:
+    """The report's extension fields: recompile_details, recompile_limit_details,
+    guard_details, shape_symbols, specializations, call_entries (empty when torch's records
+    could not be read: explaining must never cost the run its other results). `guards`:
+    what RunCapture.guards() gave (it is read once per report)."""
+    try:
+        return _explained(records, trace, calls, guards, snippet_path)
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def _explained(
+    records: list[LogRecord],
+    trace: Trace,
+    calls_noted: list[dict[str, Any]],
+    guards_read: list[dict[str, Any]],
+    snippet_path: str,
+) -> dict[str, Any]:
+    calls = [{k: v for k, v in c.items() if not k.startswith("_")} for c in calls_noted]
+    details = explain.recompile_details(_recompile_records(records, calls_noted), calls, snippet_path)
+    limits = [r.message for r in records if hit_limit(r)]
+    guards = explain.guard_details(guards_read, snippet_path)
+    events = [
+        (kind, f"{md.get('frame_id')}/{md.get('frame_compile_id')}", md[kind])
+        for md, _ in trace
+        for kind in _SHAPE_KINDS
+        if kind in md and isinstance(md[kind], dict)
+    ]
+    files = compat.trace_filenames() if events else {}
+    for call in calls:
+        call["summary"] = explain.call_summary(call, details)
+    return {
+        "recompile_details": details,
+        "recompile_limit_details": explain.limit_details(limits, details, snippet_path),
+        "guard_details": guards,
+        "shape_symbols": explain.shape_symbols(events, files, snippet_path),
+        "specializations": explain.specializations(events, files, snippet_path, details, guards),
+        "call_entries": calls,
+    }
+
+
+def _recompile_records(records: list[LogRecord], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each recompiles record with the call that triggered it: the call whose record range holds it."""
+    out = []
+    for position, rec in enumerate(records):
+        if rec.artifact != "recompiles":
+            continue
+        head = RECOMPILE_HEAD.search(rec.message)
+        cid = COMPILE_ID.search(rec.formatted)
+        during = [c["call"] for c in calls if c["_records"] <= position]
+        if head is not None:
+            out.append(
+                {
+                    "function": head.group("fn"),
+                    "compile_id": cid.group(1) if cid else None,
+                    "message": rec.message,
+                    "call": during[-1] if during else None,
+                }
+            )
+    return out

@@ -1,0 +1,220 @@
+"""A run's child: what a forked process does from the fork to os._exit - one run, its events
+and report on the channel. Also the same run done in place (no isolation), and the code child
+(dynamo_code/held_report.py). A child is handed `Inherited`, what it needs of the template, and
+never the template itself. Worker-side."""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TextIO
+
+from playground.engine.report import Output, Report, WorkerInfo
+from playground.worker.dynamo_code.held_report import write_json
+from playground.worker.process import limits, memory, procs, warmup
+from playground.worker.process.channel import Channel, ChannelLost, sanitize
+from playground.worker.process.output import OutputCapture
+from playground.worker.process.witness import Witness
+from playground.worker.run.request import WorkerRequest
+
+if TYPE_CHECKING:
+    from playground.worker.capture.records import Capturer
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """What a child of the template needs from it, and nothing more."""
+
+    #: The pipe to the client: a run's child speaks on it (a reference process closes it).
+    channel: Channel
+    #: Where faulthandler writes a hung or crashed process's stack (the real stderr).
+    crash_log: TextIO
+    #: The handlers on torch's loggers, installed once in the template.
+    capturer: Capturer
+    #: The template's own descriptors that a child must not hold open: the channel's read end
+    #: (only the template reads requests) and the spare child's pipes.
+    template_fds: tuple[int, ...]
+    #: Whether Inductor has run in the template (its one-time start-up is then not in a compile).
+    inductor_started: bool
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def peak_rss_mb() -> float | None:
+    """This process's resident high-water mark (VmHWM), in MiB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def run_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
+    """The forked child: one run, its report on the channel, then os._exit (never returns)."""
+    code = 0
+    try:
+        _become_child(inherited, parent)
+        run_here(inherited, request, limits.cap_memory(), parent)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) -> None:
+    """A child forked ahead of its run: it warms itself, then waits for its request."""
+    code = 0
+    try:
+        _become_child(inherited, parent)
+        if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0":
+            from playground.worker import compat
+
+            used = warmup.warm(inherited.capturer, "eager", inherited.inductor_started)
+            inherited = replace(inherited, inductor_started=inherited.inductor_started or used)
+            with OutputCapture():
+                warmup.start_thread_pools()
+            compat.clear_run_state()
+        memory.prefault_heap()  # the run's first allocations then find their pages in place
+        os.write(ready_fd, b"r")
+        os.close(ready_fd)
+        data = bytearray()
+        while chunk := os.read(read_fd, 1 << 20):
+            data += chunk
+        if data:  # an empty pipe: the template dropped us unused
+            request = WorkerRequest.from_message(json.loads(data))
+            run_here(inherited, request, limits.cap_memory(), parent)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
+    """The code child: the request's calls again under depyf, what it decompiled written where
+    the template reads it (dynamo_code/held_report.py), then os._exit (never returns)."""
+    code = 0
+    try:
+        _become_child(inherited, parent)
+        from playground.worker.dynamo_code.depyf_rerun import collect
+
+        channel = inherited.channel
+        request = channel.expect(request)
+        run_id = request.id
+
+        def emit(event: dict[str, Any]) -> None:
+            if event.get("event") == "progress":  # the run is past its calls: say whose these are
+                words = f"depyf: {event.get('message', '')}"
+                call, calls = event.get("call"), event.get("calls")
+                progress = {"phase": "dynamo_code", "call": call, "calls": calls, "message": words}
+                channel.send(sanitize({"event": "progress", "id": run_id, **progress}))
+
+        with OutputCapture():  # the snippet's output was the run's, already in its report
+            result = collect(inherited.capturer, request, emit)
+        write_json(request.code_to, sanitize(result))
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _become_child(inherited: Inherited, parent: int) -> None:
+    """What every child does first: die with the template, default signals, no reading."""
+    procs.die_with_parent(signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)  # the template died between fork and prctl
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    for fd in inherited.template_fds:
+        os.close(fd)
+    memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
+    limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
+
+
+def run_here(
+    inherited: Inherited, request: WorkerRequest, memory_cap: int | None = None, parent: int | None = None
+) -> bool:
+    """One run where we are (a forked child of the template `parent`, or the template without
+    isolation): its events and its report on the channel. `memory_cap` (MiB) is the cap
+    `limits.cap_memory` set here: an allocation it refused is named so in the report. True
+    when the run used Inductor (the template without isolation then has it started)."""
+    from playground.worker.run.experiment import run_experiment
+
+    channel = inherited.channel
+    request = channel.expect(request)
+    run_id = request.id
+    witness = Witness(run_id, request.path, parent) if parent is not None else None
+    if witness is not None:
+        witness.install()
+
+    def emit(event: dict[str, Any]) -> None:
+        message = sanitize({"event": event["event"], "id": run_id, **event})
+        try:
+            channel.send(message)
+        except ChannelLost:
+            if witness is not None:
+                witness.lost(channel.out_fd, message)
+            raise
+        if witness is not None:
+            witness.sent(message)
+
+    timeout = request.timeout_s
+    trace = None
+    used_inductor = False
+    with OutputCapture() as out:
+        if timeout:
+            # Dump the stack to the real stderr just before the template kills us.
+            faulthandler.dump_traceback_later(max(timeout - 0.5, 0.5), exit=False, file=inherited.crash_log)
+        try:
+            outcome = run_experiment(
+                inherited.capturer,
+                request,
+                emit,
+                on_timing_start=out.set_mark,
+                inductor_started=inherited.inductor_started,
+            )
+            report, trace, used_inductor = outcome.report, outcome.trace, outcome.used_inductor
+        except Exception as exc:  # noqa: BLE001 - a bug of ours still gets a report
+            report = _internal_error(request, exc)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+            limits.after_run()
+    report = limits.over_cap(report, memory_cap)
+    worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
+    report = replace(report, output=Output.from_dict(out.read()), worker=worker)
+    message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
+    if request.trace:
+        message["trace"] = trace or {"lines": [], "strings": []}
+    if request.report_to:
+        # The template sends it once the code child has added Dynamo's code.
+        write_json(request.report_to, sanitize({"event": "report", "id": run_id, **message}))
+    else:
+        emit(message)
+    return used_inductor
+
+
+def _internal_error(request: WorkerRequest, exc: BaseException) -> Report:
+    """The report of a run that a bug of ours ended: the worker's error, nothing found."""
+    import torch
+
+    from playground.worker.run.failures import failure
+
+    error = replace(
+        failure("worker", exc, request.path, "internal error in compile-playground's worker").error,
+        line=None,
+    )
+    return Report(torch_version=torch.__version__, settings=request.settings, error=error, snippet=request.path)

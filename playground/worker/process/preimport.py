@@ -1,0 +1,211 @@
+"""Libraries imported once: the installed packages a snippet imports are imported in the template
+after its run, so that the next run's child inherits them and a save pays only for what changed
+(`import transformers` is 1-1.5 s here, a run of a small model about as much again). Worker-side.
+
+Only installed packages qualify: a top-level name the snippet imports whose module lies in a
+site-packages (or dist-packages) folder, and that nothing in the snippet's own folder shadows
+(the child puts that folder first on sys.path, as `python snippet.py` does). Never the snippet's
+folder, its helpers, an editable checkout or anything else the user edits: those change between
+saves, and an old copy in the template would hide the new one.
+
+Isolation ("same bytes, same report", ../shared/contract.md) holds because an import that would
+show in a later run is refused: the template compares torch's global state (default dtype, grad
+mode, threads, RNG states, deterministic and TF32 flags, Dynamo's, Inductor's and functorch's
+config) before and after, and probes that a forked child still runs a parallel op (an import must
+not start an OpenMP pool: ../shared/TORCH_NOTES.md). When either fails, or the import hangs or
+raises, the template cannot take it back: it starts over (reexec.py) with that name on a skip
+list, so the runs import it themselves as a fresh process does.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import os
+import random
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from playground.worker.run import loading
+
+if TYPE_CHECKING:
+    from playground.worker.process.channel import Channel
+    from playground.worker.run.request import WorkerRequest
+
+#: Names a restarted template must not import (an earlier import changed torch's state).
+SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"
+#: COMPILE_PLAYGROUND_PREIMPORT=0 turns it off (benchmarks/models_latency.py's comparison).
+SWITCH_ENV = "COMPILE_PLAYGROUND_PREIMPORT"
+#: A library that takes longer than this to import in the template is left to the runs.
+IMPORT_TIMEOUT_S = 120
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH_ENV, "1") != "0"
+
+
+def skipped() -> set[str]:
+    return {name for name in os.environ.get(SKIP_ENV, "").split(",") if name}
+
+
+def imported_names(source: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Every absolute import in `source`, in order, as (module, names taken from it): `import a.b`
+    is ("a.b", ()), `from a import b, c` is ("a", ("b", "c")) (nested ones too: a snippet may
+    import inside `inputs()`); [] when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.module, tuple(a.name for a in node.names if a.name != "*")))
+    return list(dict.fromkeys(found))
+
+
+def installed(name: str, snippet_dir: str) -> bool:
+    """Whether `name` is an installed package the snippet's folder does not shadow (looked up
+    without importing it)."""
+    if not name.isidentifier() or name in ("playground", "torch"):
+        return False
+    if os.path.exists(os.path.join(snippet_dir, name + ".py")) or os.path.isdir(os.path.join(snippet_dir, name)):
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    if not isinstance(origin, str) or not os.path.isabs(origin):
+        return False  # built-in, frozen or namespace: nothing worth importing ahead
+    parts = os.path.realpath(origin).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+def wanted(request: WorkerRequest) -> list[tuple[str, tuple[str, ...]]]:
+    """The imports of this request's snippet whose package the template should import for the
+    next run (see imported_names), their package installed and not shadowed."""
+    folder = os.path.dirname(os.path.abspath(request.path))
+    skip = skipped()
+    fresh: dict[str, bool] = {}
+    out = []
+    for module, names in imported_names(request.source):
+        top = module.split(".")[0]
+        if top not in fresh:
+            fresh[top] = top not in skip and installed(top, folder)
+        # vars(), not hasattr: hasattr on a lazy module would import the attribute right here.
+        if fresh[top] and (module not in sys.modules or any(n not in vars(sys.modules[module]) for n in names)):
+            out.append((module, names))
+    return out
+
+
+def _import(module: str, names: tuple[str, ...]) -> None:
+    """`from module import names` without binding anything: a package's lazy attributes (how
+    `transformers` defers its models, the expensive part) are loaded too."""
+    loaded = importlib.import_module(module)
+    for name in names:
+        if not hasattr(loaded, name):  # a submodule not imported by its package
+            with contextlib.suppress(ImportError):  # a misspelt name: the run reports it
+                importlib.import_module(f"{module}.{name}")
+
+
+def torch_state() -> dict[str, Any]:
+    """Torch's global state a library could change at import, and what Dynamo's global-state
+    guard and the experiment read: a change here would show in a later run."""
+    import torch
+
+    state: dict[str, Any] = {
+        "default_dtype": str(torch.get_default_dtype()),
+        "grad": torch.is_grad_enabled(),
+        "threads": torch.get_num_threads(),
+        "deterministic": (
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+        ),
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        # Without numpy: torch does not need it, and a machine may not have it.
+        "rng": hashlib.sha256(bytes(torch.random.get_rng_state().tolist())).hexdigest(),
+        "python_rng": hash(random.getstate()),
+        "anomaly": torch.is_anomaly_enabled(),
+        "mkldnn": torch.backends.mkldnn.enabled,
+        "cudnn": (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic),
+        "tf32": torch.backends.cuda.matmul.allow_tf32,
+    }
+    with contextlib.suppress(Exception):  # torch.get_default_device is newer than some builds
+        state["default_device"] = str(torch.get_default_device())
+    with contextlib.suppress(Exception):
+        state["autocast"] = torch.is_autocast_enabled("cpu")
+    for name in ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config"):
+        module = sys.modules.get(name)
+        if module is not None:
+            copy = module.get_config_copy()
+            state[name] = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in copy.items())).encode()).hexdigest()
+    return state
+
+
+def after_run(
+    request: WorkerRequest, channel: Channel, pending: list[WorkerRequest], drop_spare: Callable[[], None]
+) -> None:
+    """Import, in the template, the installed packages the run's snippet imported; start over
+    (with the `pending` requests) without them when the import would show in a later run.
+    Called between runs of an isolated template, before the next spare child is forked."""
+    if not enabled():
+        return
+    from playground.worker.process import reexec, warmup
+    from playground.worker.process.output import OutputCapture
+
+    names = wanted(request)
+    if not names:
+        return
+    drop_spare()  # forked without them
+    before = torch_state()
+    failed = ""
+    capture = OutputCapture()
+    try:
+        with capture, _deadline(IMPORT_TIMEOUT_S):
+            for module, taken in names:
+                with contextlib.suppress(ImportError):  # not importable: the run reports it
+                    _import(module, taken)
+    except BaseException as exc:  # noqa: BLE001 - whatever it raised, it may have changed state
+        failed = f"{type(exc).__name__}: {exc}"
+    # A library that prints (or warns) at import shows it in a fresh process's output: imported
+    # here, the runs would not print it.
+    printed = capture.read()["bytes"]
+    if printed and not failed:
+        failed = f"it printed {printed} bytes at import"
+    loading.TEMPLATE_IMPORTS.update(module.split(".")[0] for module, _ in names)
+    changed = [key for key, value in torch_state().items() if before.get(key) != value]
+    if failed or changed or not warmup.fork_probe():
+        why = failed or (f"it changes {', '.join(changed)}" if changed else "a forked child hangs after it")
+        os.environ[SKIP_ENV] = ",".join(sorted(skipped() | {module.split(".")[0] for module, _ in names}))
+        reexec.restart_unwarmed(
+            channel,
+            "COMPILE_PLAYGROUND_PREIMPORT_RESTARTED",
+            pending,
+            reason=f"importing {', '.join(m for m, _ in names)} in the template failed ({why[:200]}); "
+            "the runs import it themselves",
+        )
+    warmup.freeze()  # the library's objects out of the collector's sight, as torch's are
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int) -> Any:
+    """TimeoutError in this (the main) thread after `seconds`: a library that blocks at import
+    (a network call) must not hold the template forever."""
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"import took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

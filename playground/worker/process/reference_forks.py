@@ -1,0 +1,129 @@
+"""The run's reference processes, from the template's side: forked before the run's child
+gets its request, killed and their folder removed when the run ends. What each one does is
+run/reference.py's `run_side`; why they exist, and why the template forks them, that module
+says. Worker-side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import json
+import os
+import select
+import shutil
+import signal
+import tempfile
+from dataclasses import replace
+from typing import Any
+
+from playground.worker import compat
+from playground.worker.process import limits, procs
+from playground.worker.process.child import Inherited
+from playground.worker.process.witness import Witness
+from playground.worker.run.reference import GO, FileSink, run_side
+from playground.worker.run.request import ReferenceProcesses, WorkerRequest
+
+
+class Forked:
+    """The two reference processes of one run, forked by the template before it hands the run
+    to its child; killed and their folder removed when the run ends."""
+
+    def __init__(self, inherited: Inherited, request: WorkerRequest) -> None:
+        self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
+        self.pids: list[int] = []
+        # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
+        try:
+            eager = self._fork(inherited, request, "eager")
+            wide = self._fork(inherited, request, "float64")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        self.info = ReferenceProcesses(self.folder, eager, wide)
+
+    def _fork(self, inherited: Inherited, request: WorkerRequest, side: str) -> int:
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the reference process
+            _reference_process(inherited, request, parent, side, os.path.join(self.folder, side))
+        self.pids.append(pid)
+        return pid
+
+    def request(self, request: WorkerRequest) -> WorkerRequest:
+        """`request` for the run's child: its references named in it."""
+        return replace(request, references=self.info)
+
+    def eager_failure(self, wait_s: float) -> dict[str, Any] | None:
+        """After the run's child died: how the eager reference ended, waited for up to `wait_s`,
+        when it raised in a call ({"failed_call": N, "error": {...}}), else None. A compiled
+        call that crashes the process (an Inductor kernel's bounds check aborts) on a call where
+        eager raised is the snippet's error, not torch.compile's nor ours."""
+        pid = self.info.eager
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = None
+        if pidfd is not None:
+            try:
+                select.select([pidfd], [], [], max(wait_s, 0.0))
+            finally:
+                os.close(pidfd)
+        try:
+            with open(os.path.join(self.folder, "eager.end.json"), encoding="utf-8") as fh:
+                ended = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        if (
+            isinstance(ended, dict)
+            and isinstance(ended.get("failed_call"), int)
+            and isinstance(ended.get("error"), dict)
+        ):
+            return ended
+        return None
+
+    def close(self) -> None:
+        procs.kill_all(self.pids)
+        for pid in self.pids:  # killed: each ends at once, and is reaped, never left a zombie
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        self.pids = []
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int, side: str, path: str) -> None:
+    """A reference process from the fork to os._exit: it never speaks on the channel."""
+    code = 0
+    try:
+        procs.die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        for fd in {inherited.channel.out_fd, *inherited.template_fds}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)  # the snippet's output is the compiled run's to report
+        os.close(devnull)
+        limits.set_threads()  # the same share of the cores as the compiled run
+        signal.sigwait({GO})  # eager: once the run has loaded the snippet; float64: when asked
+        limits.cap_memory()  # the host's cap holds for every copy of the snippet
+
+        timeout = request.timeout_s
+        if timeout:
+            # A snippet that hangs in eager hangs here too, and the run's child may be stuck in
+            # Dynamo's trace of it: this stack, dumped before the timeout, names the snippet's
+            # line when the child's does not (the client reads the newest dump that names one).
+            faulthandler.dump_traceback_later(max(timeout - 0.75, 0.5), exit=False, file=inherited.crash_log)
+        compat.clear_run_state()
+        # The snippet runs here too: if it kills the worker, the client hears why (witness.py).
+        witness = Witness(request.id, request.path, parent)
+        witness.install()
+        with open(path + ".part", "wb") as fh:
+            run_side(request, side, FileSink(fh, path), emit=witness.sent)
+        os.rename(path + ".part", path)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)

@@ -1,0 +1,329 @@
+"""The template process: it imports torch once, warms it, and serves the client's requests by
+forking a child per run (child.py), a spare one ahead of time (spare.py). Worker-side."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from playground.worker.dynamo_code.held_report import CodeRun
+from playground.worker.process import preimport, procs, reexec, warmup
+from playground.worker.process.channel import Channel
+from playground.worker.process.child import Inherited, code_child, rss_mb, run_child, run_here
+from playground.worker.process.reference_forks import Forked
+from playground.worker.process.spare import Spare
+from playground.worker.process.stragglers import Stragglers
+from playground.worker.run.request import WorkerRequest
+
+
+class Requests:
+    """The requests waiting for their turn, as the client's messages file them."""
+
+    def __init__(self) -> None:
+        self.pending: deque[WorkerRequest] = deque()
+        #: The client asked the worker to end: no request waiting is run.
+        self.shutdown = False
+
+    def accept(self, message: dict[str, Any], running_id: Any) -> bool:
+        """File one message from the client; True when it asks to stop the running child. A
+        run's message is read here, once, into the request every process of the run is given."""
+        op = message.get("op")
+        if op == "run":
+            self.pending.append(WorkerRequest.from_message(message))
+        elif op == "shutdown":
+            self.shutdown = True
+            return True
+        elif op == "cancel":
+            if running_id is not None and message.get("id") == running_id:
+                return True
+            self.pending = deque(r for r in self.pending if r.id != message.get("id"))
+        return False
+
+
+class Template:
+    """The process that serves runs: it imports torch, warms it, and forks a child per run."""
+
+    def __init__(self, channel: Channel, crash_log: TextIO) -> None:
+        self.channel = channel
+        self.crash_log = crash_log
+        self.requests = Requests()
+        self.inductor_warm = False
+        #: Whether this process has run Inductor (a warm-up, or a run without isolation): a run's
+        #: first use pays one-time costs (imports, the C++ toolchain check, loading compiled
+        #: modules) that a cache hit does not remove, and its timings say so.
+        self.inductor_started = False
+        self.child: int | None = None
+        self.spare = Spare()
+        #: The run's reference processes (run/reference.py), while it runs.
+        self.references: Forked | None = None
+        self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
+        #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
+        #: did: for measuring what isolation costs, never for use (runs leak into each other).
+        self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
+
+    # --- start-up --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        started = time.perf_counter()
+        import torch  # noqa: F401 - timed here: the hello reports the import
+
+        from playground.worker import compat
+        from playground.worker.capture.records import Capturer
+
+        # Every process below us is one of our forks: each starts with its own compile threads.
+        os.register_at_fork(after_in_child=compat.forget_compile_threads)
+        self.capturer = Capturer()
+        warm_s = self.warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
+        warmup.freeze()
+        fork_ok = warmup.fork_probe()
+        if not fork_ok and warm_s:
+            # Something in the warm-up started a thread pool that a forked child cannot use (an
+            # OpenMP pool: gelu does it even on 2x2). Start over without warming: slower, safe.
+            self.spare.drop()
+            reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
+        self.requests.pending.extend(reexec.requeued())
+        self.channel.send(self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok))
+        self._fork_spare()
+
+    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> dict[str, Any]:
+        import torch
+
+        from playground.worker import compat
+        from playground.worker.run import switches
+
+        return {
+            "event": "hello",
+            "torch_version": torch.__version__,
+            "cuda_available": bool(torch.cuda.is_available()),
+            "backends": compat.list_backends(),
+            "config_keys": switches.catalog(),
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "import_s": import_s,
+            "warm_s": round(warm_s, 3),
+            "isolation": "fork" if self.isolated else "none",
+            "fork_ok": fork_ok,
+            "threads": _thread_count(),
+            "rss_mb": round(rss_mb(), 1),
+        }
+
+    def warm(self, backend: str) -> float:
+        """The warm-up run (warmup.warm) here; its seconds."""
+        started = time.perf_counter()
+        self.inductor_started |= warmup.warm(self.capturer, backend, self.inductor_started)
+        return time.perf_counter() - started
+
+    def inherited(self) -> Inherited:
+        """What a child forked now needs of this process (child.py)."""
+        return Inherited(
+            channel=self.channel,
+            crash_log=self.crash_log,
+            capturer=self.capturer,
+            template_fds=(self.channel.in_fd, *self.spare.fds()),
+            inductor_started=self.inductor_started,
+        )
+
+    def _fork_spare(self) -> None:
+        """The next run's child, forked ahead (spare.py), unless the next request is already
+        here or runs are not isolated."""
+        if self.isolated and not self.requests.pending:
+            self.spare.fork(self.inherited())
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            request = self._next_request()
+            if request is None:
+                return
+            self._run(request)
+
+    def _next_request(self) -> WorkerRequest | None:
+        while not self.requests.pending and not self.requests.shutdown:
+            if self.channel.eof:
+                return None
+            readable = self.stragglers.select([self.channel.in_fd], None)
+            if self.channel.in_fd in readable:
+                for message in self.channel.read_available():
+                    self.requests.accept(message, running_id=None)
+        if self.requests.shutdown:
+            return None
+        return self.requests.pending.popleft()
+
+    def _reference_pids(self) -> list[int]:
+        return self.references.pids if self.references is not None else []
+
+    def _run(self, request: WorkerRequest) -> None:
+        unsigned = self.channel.expect(request)
+        run_id = request.id
+        if not self.inductor_warm and _will_compile_with_inductor(request):
+            self._warm_inductor(request)
+        code = CodeRun.asked(request)
+        try:
+            run = request if code is None else code.run_request()
+            if self.isolated:
+                # Forked before the run's child gets its request: they load the snippet
+                # alongside it, from the template's state, as it does (run/reference.py).
+                self.references = Forked(self.inherited(), unsigned)  # never the run's key
+                run = self.references.request(run)
+            outcome, status = self._first(run)
+            if outcome == "died" and self.references is not None:
+                eager = self.references.eager_failure(wait_s=min(request.timeout_s or 30.0, 30.0))
+                if eager is not None:
+                    status = {**status, "eager_failure": eager}
+            if code is not None:
+                outcome, status = self._with_code(code, outcome, status)
+        finally:
+            if self.references is not None:
+                self.references.close()
+                self.references = None
+            if code is not None:
+                code.close()
+        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        if not self.isolated:
+            return
+        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
+        # is given its grace.
+        self.stragglers.sweep(grace=outcome != "ok")
+        if not request.last:  # a one-shot check has no next run to warm a child for
+            # The libraries it imported, for the next run.
+            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
+            self._fork_spare()
+
+    def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """The run itself, in the spare child or a fresh one: its outcome and exit status."""
+        if not self.isolated:
+            # benchmarks/latency.py's baseline: no isolation at all
+            self.inductor_started |= run_here(self.inherited(), request)
+            return "ok", {"pid": os.getpid()}
+        return self._child(request, run_child, spare=True)
+
+    def _child(
+        self, request: WorkerRequest, main: Callable[[Inherited, WorkerRequest, int], None], *, spare: bool
+    ) -> tuple[str, dict[str, Any]]:
+        """`main` in a child (the spare, when `spare` and one is ready), waited for under the
+        request's timeout; its outcome and exit status."""
+        pid = self.spare.hand(request) if spare else None
+        if pid is None:
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
+                main(self.inherited(), request, parent)
+        self.child = pid
+        outcome, status = self._wait_child(pid, request.id, request.timeout_s)
+        self.child = None
+        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
+        self.channel.send_bytes(b"\n")
+        return outcome, status
+
+    def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The run's held report sent, with the code Dynamo wrote from a second child
+        when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
+        the second child cancels the run; its failure costs only the code."""
+        held = code.held()
+        if held is None or outcome == "cancelled":
+            return outcome, status  # no report to send, or nobody waits for it
+        from playground.worker import compat
+
+        fields = code.without_child(held, self.isolated, compat.depyf_version())
+        if outcome != "ok":
+            fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
+        if fields is None:
+            self.channel.send(code.progress())
+            request = code.code_request()
+            code_outcome, code_status = self._child(request, code_child, spare=False)
+            if code_outcome == "cancelled":
+                return code_outcome, code_status
+            fields = code.result(code_outcome, code_status, request.timeout_s)
+        self.channel.send(code.merged(held, *fields))
+        return outcome, status
+
+    def _warm_inductor(self, request: WorkerRequest) -> None:
+        """Inductor's one-time start-up, in the template, before the first run that uses it."""
+        self.channel.send(reexec.progress(request.id, "starting Inductor in the worker (once per worker)"))
+        self.spare.drop()  # it was forked before Inductor was warm
+        if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
+            self.warm("inductor")
+            warmup.freeze()
+            if not warmup.fork_probe():
+                # Inductor's warm-up kernels started a pool after all: this template can no
+                # longer fork safely. Start over (this run included) without that warm-up.
+                reexec.restart_unwarmed(
+                    self.channel, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
+                )
+        self.inductor_warm = True
+
+    def _wait_child(self, pid: int, run_id: Any, timeout: float | None) -> tuple[str, dict[str, Any]]:
+        pidfd = os.pidfd_open(pid)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        killed_for = ""
+        try:
+            while True:
+                readable = self.stragglers.select([self.channel.in_fd, pidfd], deadline)
+                if pidfd in readable:
+                    break
+                if self.channel.in_fd in readable:
+                    stop = False
+                    for message in self.channel.read_available():
+                        stop = self.requests.accept(message, running_id=run_id) or stop
+                    if (stop or self.channel.eof) and not killed_for:
+                        killed_for = "cancelled"
+                        procs.kill_all([pid])
+                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                    killed_for = "timeout"
+                    procs.kill_all([pid])
+                    deadline = None
+        finally:
+            os.close(pidfd)
+        return _ended(pid, killed_for)
+
+    def shutdown(self) -> None:
+        """Kill every process below the template: the run at once, what the snippet started,
+        and a compiler after its grace."""
+        if self.child is not None:
+            procs.kill_all([self.child])
+            self.child = None
+        if self.references is not None:
+            self.references.close()
+            self.references = None
+        self.spare.drop()
+        self.stragglers.settle()
+
+
+def _ended(pid: int, killed_for: str) -> tuple[str, dict[str, Any]]:
+    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status."""
+    _, wait_status = os.waitpid(pid, 0)
+    status: dict[str, Any] = {"pid": pid}
+    if os.WIFSIGNALED(wait_status):
+        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+    else:
+        status["returncode"] = os.WEXITSTATUS(wait_status)
+    if killed_for:
+        return killed_for, status
+    return ("ok" if status.get("returncode") == 0 else "died"), status
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+def _will_compile_with_inductor(request: WorkerRequest) -> bool:
+    """Whether the run can reach Inductor: its backend is inductor and its source parses. A file
+    saved mid-edit (or a `check` of a broken one) fails at load, in a few milliseconds; warming
+    Inductor first would make it wait for the warm-up (20-30 s on a machine whose Inductor cache
+    is cold) only to report a syntax error. The next run that parses warms it."""
+    if request.settings.backend != "inductor":
+        return False
+    try:
+        compile(request.source, request.path or "<snippet>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+        return False
+    return True

@@ -1,0 +1,105 @@
+"""What the template does to itself before it forks: warm Dynamo (and Inductor) on a tiny
+snippet, hide its heap from the garbage collector, and probe that a forked child still runs a
+parallel op. Worker-side."""
+
+from __future__ import annotations
+
+import gc
+import os
+import select
+import sys
+import tempfile
+from typing import Any
+
+from playground.engine.settings import Settings
+from playground.worker.process import procs
+from playground.worker.process.output import OutputCapture
+from playground.worker.run.request import WorkerRequest
+
+WARMUP_SNIPPET = """
+import torch
+
+def fn(x, n):
+    y = torch.sin(x) * n
+    print("warm-up")
+    return torch.cos(y).sum()
+
+def inputs():
+    return [(torch.ones(4, requires_grad=True), 2), (torch.ones(3, requires_grad=True), 3)]
+"""
+
+
+def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
+    """Run a tiny snippet through the whole experiment here, then forget it: children inherit
+    Dynamo's and (for inductor) Inductor's one-time start-up, and nothing of the run itself
+    (reset and counters are cleared again in every child). True when the run used Inductor."""
+    from playground.worker import compat
+    from playground.worker.run.experiment import run_experiment
+
+    used_inductor = False
+    fd, path = tempfile.mkstemp(prefix="compile-playground-warmup-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(WARMUP_SNIPPET)
+        request = WorkerRequest(
+            id=0,
+            path=path,
+            source=WARMUP_SNIPPET,
+            settings=Settings(backend=backend),
+            timing=True,
+            min_run_time=0.001,
+            warmup=True,
+        )
+        with OutputCapture():
+            try:
+                outcome = run_experiment(capturer, request, lambda event: None, inductor_started=inductor_started)
+                used_inductor = outcome.used_inductor
+            except Exception as exc:  # noqa: BLE001 - a warm-up failure only costs speed
+                print(f"compile-playground: {backend} warm-up failed: {exc!r}", file=sys.stderr)
+    finally:
+        os.unlink(path)
+        compat.clear_run_state()
+    return used_inductor
+
+
+def freeze() -> None:
+    """Move everything the template holds out of the garbage collector's sight: a child's
+    collection would otherwise write to every object's header and copy the template's whole
+    heap, page by page (measured: a third of a small run's time)."""
+    gc.collect()
+    gc.freeze()
+
+
+def fork_probe(timeout_s: float = 10.0) -> bool:
+    """Fork a child that runs a parallel op (a million-element add and a 256x256 matmul)
+    and see that it finishes: a child of a process whose OpenMP pool has started hangs on
+    its first parallel op (../shared/TORCH_NOTES.md)."""
+    import torch
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe child
+        try:
+            a = torch.ones(1_000_000)
+            (a + a).sum()
+            b = torch.ones(256, 256)
+            (b @ b).sum()
+        finally:
+            os._exit(0)
+    pidfd = os.pidfd_open(pid)
+    try:
+        finished = bool(select.select([pidfd], [], [], timeout_s)[0])
+    finally:
+        os.close(pidfd)
+    if not finished:
+        procs.kill_all([pid])
+    _, status = os.waitpid(pid, 0)
+    return finished and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def start_thread_pools() -> None:
+    """What a spare child runs after the warm-up: ops that start OpenMP's pool (in a child,
+    which is never forked again, that is safe, and it saves the run the start-up)."""
+    import torch
+
+    x = torch.ones(256, 256)
+    torch.nn.functional.gelu(x @ x).sum()

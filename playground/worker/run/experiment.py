@@ -1,0 +1,301 @@
+"""One experiment: reset, load the snippet fresh, run every call eager and compiled, then
+equivalence and timings. Runs inside the worker process (imports torch).
+
+The run is a sequence of phases, each a function in its own module that returns a value:
+load (loading.py), the eager reference (reference.py: another process's), compile and calls
+(calls.py), diagnostics (diagnostics.py), equivalence (equivalence.py), timing (timing.py). The report is assembled from those values once, at the end;
+a phase that fails ends the run with its error, and the values of the phases before it stay.
+
+Order matters for honesty: diagnostics first (what torch did), then equivalence (is the
+result right), then timings (is it faster) - a speedup of a wrong or half-compiled program
+is never reported without its graph and break counts beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+from playground.engine.report import Equivalence, Report, RunError, Timings
+from playground.engine.settings import Settings
+from playground.worker import compat
+from playground.worker.capture import diagnostics
+from playground.worker.capture.records import Capturer, RunCapture
+from playground.worker.process import memory
+from playground.worker.run import equivalence, loading, switches, timing
+from playground.worker.run.calls import run_calls
+from playground.worker.run.context import Emit, RunContext
+from playground.worker.run.failures import Cancelled, RunFailure, unexpected
+from playground.worker.run.reference import References
+from playground.worker.run.request import WorkerRequest
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run gives the worker: the report, the trace when asked for (kept apart from the
+    report: never part of the JSON contract), and whether the run used Inductor (a later run in
+    the same process then finds Inductor started)."""
+
+    report: Report
+    trace: dict[str, Any] | None = None
+    used_inductor: bool = False
+
+
+def run_experiment(
+    capturer: Capturer,
+    request: WorkerRequest,
+    emit: Emit,
+    cancelled: Callable[[], bool] = lambda: False,
+    on_timing_start: Callable[[], None] | None = None,
+    *,
+    inductor_started: bool = False,
+) -> Outcome:
+    """One run of one snippet under one set of settings. `inductor_started`: this process has
+    run Inductor before (its one-time start-up is then not in the cold compile)."""
+    started = time.perf_counter()
+    ctx = RunContext(request, emit, cancelled)
+    base = Report(torch_version=torch.__version__, settings=request.settings, snippet=request.path)
+    warning = compat.version_warning()
+    if warning:
+        ctx.notes.append(warning)
+    problem = settings_problem(request)
+    if problem is not None:
+        return Outcome(_finish(replace(base, error=problem), ctx, started))
+    ctx.notes += settings_notes(request.settings)
+    compat.clear_run_state()
+    memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
+    capture = capturer.begin(request.path, keep_trace_lines=request.trace)
+    phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
+    references = References(ctx)
+    scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
+    error: RunError | None = None
+    try:
+        with (
+            compat.compile_caches_disabled(request.settings.cold),
+            compat.deterministic_inductor_rng(),
+            switches.applied(request.settings),
+        ):
+            phases.run(scope, base, references)
+    except RunFailure as failure_:
+        error = failure_.error
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whoever raised, what was captured stays
+        error = unexpected(exc, request.path, ctx.doing)
+    finally:
+        capturer.end()
+        local_modules = scope.close()
+    report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
+    trace = diagnostics.trace_payload(capture) if request.trace else None
+    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings.backend == "inductor")
+
+
+def settings_problem(request: WorkerRequest) -> RunError | None:
+    """A setting this worker cannot run: settings that do not read, cuda without a device, a
+    config key or value torch lacks."""
+    if request.settings_problem:
+        return RunError(kind="settings", type="BadSettings", message=request.settings_problem)
+    settings = request.settings
+    if settings.device.startswith("cuda") and not torch.cuda.is_available():
+        return RunError(
+            kind="settings",
+            type="DeviceUnavailable",
+            message="device cuda requested but this torch has no CUDA device "
+            f"(torch {torch.__version__}, cuda build: {torch.version.cuda or 'none'}); use --device cpu",
+        )
+    problem = switches.problem(settings)
+    if problem is not None:
+        return RunError(kind="settings", type="BadConfig", message=problem)
+    return None
+
+
+def settings_notes(settings: Settings) -> list[str]:
+    notes = []
+    if settings.backend == "inductor":
+        notes.append(
+            "Inductor runs with fallback_random=True so that dropout draws the same numbers as eager; "
+            "in a plain script Inductor's RNG differs from eager's"
+        )
+    if settings.mode and settings.backend != "inductor":
+        notes.append(f"mode {settings.mode} ignored: only the inductor backend takes a mode")
+    return notes
+
+
+def nothing_compiled(settings: Settings, report: Report) -> str | None:
+    """A run whose calls all ran eagerly says so and why, when we can tell: "graphs 0, equiv ok"
+    alone would read as a clean compile (a negative recompile_limit, say, makes torch skip every
+    frame without a word)."""
+    if report.graph_count or report.error is not None or not report.calls:
+        return None
+    why = []
+    for key in ("dynamo.recompile_limit", "dynamo.cache_size_limit"):
+        value = dict(settings.config).get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            why.append(f"{key}={value} lets no frame be compiled")
+    if settings.stance != "default":
+        why.append(f"the stance is {settings.stance}")
+    if report.recompile_limit_hit:
+        why.append("the recompile limit was hit")
+    reason = "; ".join(why) or "Dynamo traced no tensor operation in the target, or skipped its frame"
+    return (
+        f"torch compiled no graph: every call ran eagerly ({reason}); equivalence and timings compare eager with eager"
+    )
+
+
+def _finish(report: Report, ctx: RunContext, started: float) -> Report:
+    return replace(report, notes=tuple(ctx.notes), duration_s=round(time.perf_counter() - started, 4), stage="complete")
+
+
+class Traced:
+    """What Dynamo decided, sent as soon as it has traced a graph and before the backend compiles
+    it: on a real model Dynamo takes seconds and Inductor tens of seconds more, and the break is
+    what the user came for. Sent at most every INTERVAL_S (small snippets never wait that long),
+    as a "diagnostics" event whose report has stage "traced"."""
+
+    INTERVAL_S = 0.5
+
+    def __init__(self, ctx: RunContext, phases: Phases, base: Report) -> None:
+        self.ctx = ctx
+        self.phases = phases
+        self.base = base
+        self.last = time.perf_counter()
+
+    def __call__(self, graph: int, ops: int) -> None:
+        ctx = self.ctx
+        call = ctx.current_call
+        ctx.progress(
+            "compiling", f"call {call}: graph {graph} traced ({ops} ops), {ctx.settings.backend} compiling it", call
+        )
+        if time.perf_counter() - self.last < self.INTERVAL_S:
+            return
+        try:
+            found = diagnostics.read(self.phases.capture).apply(self.base)
+            early = replace(found, stage="traced", calls=max(call - 1, 0), notes=tuple(ctx.notes))
+            ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        except Exception:  # noqa: BLE001 - we are inside torch's compile: a courtesy must never fail it
+            pass
+        self.last = time.perf_counter()
+
+
+class Phases:
+    """The phases of one run in order, keeping each one's value as it completes: a run that
+    fails in a phase still reports what the phases before it found."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        capturer: Capturer,
+        capture: RunCapture,
+        on_timing_start: Callable[[], None] | None,
+        first_inductor: bool,
+    ) -> None:
+        self.ctx = ctx
+        self.capturer = capturer
+        self.capture = capture
+        self.on_timing_start = on_timing_start
+        self.first_inductor = first_inductor
+        self.calls = 0
+        #: Seconds spent in each phase, so a reader can tell torch's time from ours (reported
+        #: once the calls have run).
+        self.phase_s: dict[str, float] | None = None
+        self.diagnostics: diagnostics.Diagnostics | None = None
+        self.equivalence: Equivalence | None = None
+        self.timings: Timings | None = None
+        #: Set once the calls' diagnostics are final (before the timing loop).
+        self.frozen = False
+
+    def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
+        ctx = self.ctx
+        t0 = time.perf_counter()
+        module = loading.load(ctx, scope)
+        load_s = time.perf_counter() - t0
+        # The reference loads the snippet only now: what its module-level code does once (write
+        # a file, delete one) it does after the compiled run's load, always in that order.
+        references.start()
+        loaded = loading.prepare(ctx, module)
+        t1 = time.perf_counter()
+        try:
+            done = run_calls(ctx, loaded, self.capture, Traced(ctx, self, base))
+        except RunFailure as failure_:
+            raise self._blamed(failure_, references) from None
+        self.calls = len(done.records)
+        self.phase_s = {"load": load_s, "calls": time.perf_counter() - t1}
+        self.diagnostics = diagnostics.read(self.capture)
+        found = self.report(base)
+        note = nothing_compiled(ctx.settings, found)
+        if note:
+            ctx.notes.append(note)
+        early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
+        ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        t2 = time.perf_counter()
+        eager = references.eager()  # long done, mostly: it ran while the calls compiled
+        if eager.error is not None and eager.failed_call is not None:
+            raise RunFailure.of(eager.error)  # the target raised in eager too: the snippet's error
+        if eager.error is not None or not eager.calls:
+            why = eager.error.message if eager.error is not None else (eager.note or "it made no call")
+            ctx.notes.append(
+                "equivalence not checked: the eager reference loads the snippet again, in a process of "
+                f"its own, and could not: {why}"
+            )
+        else:
+            initial = done.tracker.initial if done.tracker is not None else {}
+            self.equivalence = equivalence.check(ctx, done.records, eager, initial, loaded, references.float64)
+        self.phase_s["equivalence"] = time.perf_counter() - t2
+        # What the calls made torch do is read now: the timing loop's extra calls never count
+        # (graphs it compiles are reported apart, as a finding of the timing).
+        self.diagnostics = diagnostics.refresh(self.capture, self.diagnostics)
+        self.frozen = True
+        if ctx.request.timing:
+            # Diagnostics and output describe the calls of inputs(); the thousands of timed
+            # repetitions would only drown them.
+            self.capturer.pause()
+            memory.as_a_plain_process()  # timed as in the user's own process (memory.py)
+            if self.on_timing_start is not None:
+                self.on_timing_start()
+            t3 = time.perf_counter()
+            graphs = len(self.capture.graphs)
+            found = self.diagnostics.report
+            frames = found.graph_count + found.graph_break_count
+            timings = timing.time_calls(ctx, done, loaded.target, self.first_inductor, frames)
+            during = len(self.capture.graphs) - graphs
+            del self.capture.graphs[graphs:]
+            self.timings = replace(timings, graphs_during_timing=during) if during else timings
+            if during:
+                ctx.notes.append(
+                    f"recompiles during timing: {during} more graph(s) compiled while timing the last call, "
+                    "so the steady state was never reached; the speedup measures recompiling"
+                )
+            self.phase_s["timing"] = time.perf_counter() - t3
+
+    def _blamed(self, failure_: RunFailure, references: References) -> RunFailure:
+        """A compiled call that raised is torch.compile's finding, unless eager raised on that
+        call (or before) too: then it is the snippet's, as it always was."""
+        if failure_.error.kind != "compile":
+            return failure_
+        eager = references.eager()
+        failed = eager.failed_call
+        if eager.error is not None and failed is not None and failed <= max(self.ctx.current_call, 1):
+            return RunFailure.of(eager.error)
+        return failure_
+
+    def report(self, base: Report) -> Report:
+        """`base` with what the phases have found so far; the diagnostics read once, then only
+        refreshed where equivalence added to the capture (diagnostics.refresh)."""
+        if self.diagnostics is None:
+            found = diagnostics.read(self.capture)
+        elif self.frozen:
+            found = self.diagnostics
+        else:
+            found = diagnostics.refresh(self.capture, self.diagnostics)
+        return replace(
+            found.apply(base),
+            calls=self.calls,
+            phase_s=None if self.phase_s is None else MappingProxyType(dict(self.phase_s)),
+            equivalence=self.equivalence,
+            timings=self.timings,
+        )
