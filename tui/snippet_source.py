@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.report import Report
-from playground.engine.settings import Settings, resolve_settings
-from playground.engine.snippet import literal_settings, read_regular_bytes
+from playground.engine.settings import Settings
+from playground.engine.snippet import read_regular_bytes
+from playground.engine.snippet_settings import literal_settings, resolve_settings
 from tui.intake import sha256, source_text
 
 

@@ -10,10 +10,10 @@ import json
 import sys
 from pathlib import Path
 
+from playground.cli.flags import overrides_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
-from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run
 from playground.engine.textsafe import one_line
 

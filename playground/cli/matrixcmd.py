@@ -9,7 +9,15 @@ import json
 import sys
 from typing import Any
 
-from playground.cli.main import add_setting_flags
+from playground.cli.flags import (
+    MAX_MIN_RUN_TIME_S,
+    MAX_TIMEOUT_S,
+    add_setting_flags,
+    mode_arg,
+    name_arg,
+    overrides_of,
+    seconds_arg,
+)
 from playground.engine.client import WorkerClient
 from playground.engine.matrix import (
     DEFAULT_BACKENDS,
@@ -22,17 +30,7 @@ from playground.engine.matrix import (
     remaining_words,
     run_matrix,
 )
-from playground.engine.settings import (
-    MAX_MIN_RUN_TIME_S,
-    MAX_TIMEOUT_S,
-    MODES,
-    Settings,
-    dynamic_name,
-    mode_arg,
-    name_arg,
-    overrides_of,
-    seconds_arg,
-)
+from playground.engine.settings import MODES, Settings, dynamic_name
 from playground.engine.snippet import prepare_run
 
 

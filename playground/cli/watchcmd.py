@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from playground.cli.flags import overrides_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.engine.events import DiagnosticsReady, RunEvent, WorkerRestarted
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, source_that_ran
-from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.watch import SnippetWatcher
 

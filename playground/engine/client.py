@@ -34,8 +34,9 @@ from playground.engine.events import (
 )
 from playground.engine.failures import RunFailures, failure_report
 from playground.engine.report import Report, RunError
-from playground.engine.settings import Settings, snippet_settings_error
+from playground.engine.settings import Settings
 from playground.engine.snippet import SnippetError, SnippetSource, read_snippet
+from playground.engine.snippet_settings import snippet_settings_error
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
 DEFAULT_TIMEOUT_S = 120.0

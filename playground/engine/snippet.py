@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.report import Report, RunError
-from playground.engine.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
+from playground.engine.settings import Settings
+from playground.engine.snippet_settings import resolve_settings
 
 
 class SnippetError(Exception):
@@ -96,22 +97,6 @@ def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None =
     resolved = resolve_settings(source.text, overrides)
     error = RunError.from_dict(resolved.error) if resolved.error is not None else None
     return PreparedRun(source.path, resolved.settings, error, source.sha256)
-
-
-def literal_settings(text: str) -> dict[str, Any]:
-    """The valid keys of the snippet's module-level SETTINGS, read without running the snippet
-    (the UI needs its initial toggles before the worker has torch). The problems in it are
-    reported by `playground.engine.settings.snippet_settings_error`, not here."""
-    snippet = read_snippet_settings(text)
-    return {key: value for key, value in snippet.given.items() if _valid(key, value)}
-
-
-def _valid(key: str, value: Any) -> bool:
-    try:
-        check_value(key, value)
-    except SettingsError:
-        return False
-    return True
 
 
 _STACK_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)', re.M)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.engine.snippet import SnippetError, literal_settings, read_snippet
+from playground.engine.snippet import SnippetError, read_snippet
+from playground.engine.snippet_settings import literal_settings
 
 CONTRACT_KEYS = {
     "torch_version",

@@ -12,18 +12,12 @@ import sys
 
 import pytest
 
+from playground.cli.flags import config_arg, overrides_of
 from playground.cli.main import parse
 from playground.engine.history import Entry, changes, settings_changes
 from playground.engine.report import Report
-from playground.engine.settings import (
-    COMMON_CONFIG,
-    STANCES,
-    Settings,
-    config_arg,
-    overrides_of,
-    resolve_settings,
-    snippet_settings_error,
-)
+from playground.engine.settings import COMMON_CONFIG, STANCES, Settings
+from playground.engine.snippet_settings import resolve_settings, snippet_settings_error
 from tests.engine.conftest import run
 
 ITEM = """
