@@ -12,7 +12,7 @@ class Engine(Protocol):
     """The async API of the warm torch worker, as the app uses it.
 
     `run` returns the typed `RunResult` (errors are data in `report.error`), hands `on_event`
-    typed events (Progress, DiagnosticsReady, WorkerRestarted) and raises
+    typed events (ProgressEvent, DiagnosticsEvent, RestartEvent) and raises
     `playground.engine.errors.RunCancelled` when cancelled on request."""
 
     hello: dict[str, Any] | None

@@ -3,7 +3,7 @@ events come back as messages that update one frozen View.
 
 The parts, each in its own module: the engine's lifecycle (`tui.lifecycle`, a state machine),
 the engine itself (`tui.driver`, held through Textual workers by `tui.engine_host`), which changes become runs and which run is newest
-(`tui.requests`), the snippet's text (`tui.snippet_source`), the reports shown
+(`tui.requests`), the snippet's text (`tui.shown_snippet`), the reports shown
 (`tui.results`), and how the engine's values enter the UI (`tui.intake`). This class wires
 them to Textual: its workers post messages and never touch widgets, and its handlers read
 typed values and convert nothing.
@@ -36,7 +36,7 @@ from tui.presenting import Presenting
 from tui.requests import RunRequest, RunRequests
 from tui.results import RunResults
 from tui.screens.main import MainScreen
-from tui.snippet_source import SnippetSource
+from tui.shown_snippet import ShownSnippet
 from tui.state import RunState, View
 from tui.watching import SnippetWatching
 
@@ -62,7 +62,7 @@ class RunPipeline(EngineHost):
         #: Settings given on the command line: they outlast a switch to another snippet.
         #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
         self._pinned = dict(pinned or {})
-        self._source = SnippetSource(snippet)
+        self._source = ShownSnippet(snippet)
         self._requests = RunRequests()
         self._results = RunResults()
         self._watching = SnippetWatching(self, enabled=watch)
@@ -203,11 +203,11 @@ class RunPipeline(EngineHost):
     def on_run_started(self, message: RunStarted) -> None:
         if self._current(message.generation):
             self._started_at = self._clock()
-            self.show_run(RunState("running", phase="loading"))
+            self.show_run(RunState("running", step="loading"))
 
     def on_progress(self, message: Progress) -> None:
         if self._current(message.generation):
-            self.show_run(RunState("running", message.phase, message.call, message.calls, message=message.message))
+            self.show_run(RunState("running", message.step, message.call, message.calls, message=message.message))
 
     def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
         if self._current(message.generation):

@@ -19,7 +19,7 @@ from typing import Any
 from playground.cli.flags import overrides_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
-from playground.engine.events import DiagnosticsReady, RunEvent, WorkerRestarted
+from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, source_that_ran
 from playground.engine.snippet import prepare_run, read_regular_bytes
@@ -80,9 +80,9 @@ class _Watch:
     def _on_event(self, gen: int, event: RunEvent) -> None:
         if gen != self.generation:
             return  # a newer save exists: this run's lines are stale
-        if isinstance(event, DiagnosticsReady) and event.report.stage == "diagnostics":
+        if isinstance(event, DiagnosticsEvent) and event.report.stage == "diagnostics":
             self.show("diagnostics", event.report)  # the stream's contract: once the calls ran
-        elif isinstance(event, WorkerRestarted) and not self.args.json_lines:
+        elif isinstance(event, RestartEvent) and not self.args.json_lines:
             print(f"worker restarted: {event.reason}", file=sys.stderr)
 
     async def run_once(self, gen: int) -> None:

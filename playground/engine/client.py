@@ -25,12 +25,12 @@ from typing import Any
 from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, Message, WorkerChannel
 from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
-    DiagnosticsReady,
+    DiagnosticsEvent,
     EventHandler,
-    Progress,
+    ProgressEvent,
+    RestartEvent,
     RunResult,
     Trace,
-    WorkerRestarted,
 )
 from playground.engine.failures import RunFailures, failure_report
 from playground.engine.report import Report, RunError
@@ -50,9 +50,9 @@ def _valid_timeout(value: float) -> float:
     return float(value)
 
 
-def _progress(message: Message) -> Progress:
-    return Progress(
-        phase=str(message.get("phase") or ""),
+def _progress(message: Message) -> ProgressEvent:
+    return ProgressEvent(
+        step=str(message.get("phase") or ""),
         call=message.get("call"),
         calls=message.get("calls"),
         message=str(message.get("message") or ""),
@@ -130,7 +130,7 @@ class WorkerClient:
         if self._closed:
             return  # closing: a dying run must not bring a new worker up
         self._pending_restart = reason
-        emit(WorkerRestarted(reason))
+        emit(RestartEvent(reason))
         await self.start()
 
     async def _ensure_started(self, emit: EventHandler) -> None:
@@ -196,7 +196,7 @@ class WorkerClient:
             return RunResult(self._stamp(report, source.sha256, started))
         await self._ensure_started(emit)
         stderr_mark = self.channel.stderr.count
-        emit(Progress(phase="queued", message="sent to the worker"))
+        emit(ProgressEvent(step="queued", message="sent to the worker"))
         key = secrets.token_hex(16)
         await self.channel.send({**_request(number, source, settings, options), RUN_KEY: key})
         failures = RunFailures(self.channel, source.path, settings, stderr_mark, number)
@@ -238,12 +238,12 @@ class WorkerClient:
             deadline = time.monotonic() + backstop
             event = message.get("event")
             if event == "progress":
-                failures.phase = message.get("message", failures.phase)
+                failures.doing = message.get("message", failures.doing)
                 if isinstance(message.get("call"), int):
                     failures.call = message["call"]
                 emit(_progress(message))
             elif event == "diagnostics":
-                emit(DiagnosticsReady(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
+                emit(DiagnosticsEvent(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 return RunResult(report, Trace.from_dict(message.get("trace")))

@@ -32,6 +32,9 @@ class SnippetError(Exception):
 
 @dataclass(frozen=True)
 class SnippetSource:
+    """The snippet as read once for a run: its resolved path, its text (a BOM dropped) and the
+    SHA-256 of its bytes on disk. The worker is sent this text, never the file's path to read."""
+
     path: str
     text: str
     sha256: str

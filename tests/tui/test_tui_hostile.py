@@ -18,7 +18,7 @@ import pytest
 from tui_fakes import FakeEngine, bar_text, base_report, pane_text, settle
 
 from playground.cli.textreport import render as text_report
-from playground.engine.events import Progress, RunResult, WorkerRestarted
+from playground.engine.events import ProgressEvent, RestartEvent, RunResult
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible, visible_data
@@ -174,7 +174,7 @@ async def test_engine_failures_and_notifications_are_escaped(snippet: Path):
         async def run(self, *args: Any, **kwargs: Any) -> RunResult:
             emit = args[2] if len(args) > 2 else kwargs.get("on_event")
             if emit is not None:
-                emit(WorkerRestarted(f"restarted {HOSTILE}"))
+                emit(RestartEvent(f"restarted {HOSTILE}"))
             raise RuntimeError(f"engine broke {HOSTILE} [/]")
 
     app = make_app(snippet, engine=Failing(), watch=False)
@@ -393,7 +393,7 @@ class NeverEnding(FakeEngine):
     async def run(self, path: str, settings: Settings, on_event=None, **options: Any) -> RunResult:
         self.runs.append((Path(path).read_text(), settings))
         assert on_event is not None
-        on_event(Progress("compiling", 1, 3, ""))
+        on_event(ProgressEvent("compiling", 1, 3, ""))
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:

@@ -12,7 +12,7 @@ from playground.engine.snippet_settings import literal_settings, resolve_setting
 from tui.intake import sha256, source_text
 
 
-class SnippetSource:
+class ShownSnippet:
     """`text` is what the Source pane shows (control characters made visible), `sha` the hash
     of the bytes it came from ("" when unreadable)."""
 
