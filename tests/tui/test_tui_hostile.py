@@ -21,8 +21,9 @@ from playground.cli.textreport import render as text_report
 from playground.engine.events import ProgressEvent, RestartEvent, RunResult
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from playground.engine.textsafe import visible, visible_data
+from playground.engine.textsafe import visible
 from tui.factory import make_app
+from tui.intake import visible_value
 from tui.keys import PANES
 
 #: One of each class of sequence a terminal obeys.
@@ -61,9 +62,9 @@ def test_the_visible_forms():
     assert visible(visible(HOSTILE)) == visible(HOSTILE)  # escaping twice changes nothing
 
 
-def test_visible_data_reaches_every_string():
-    data = {"a": [HOSTILE, {"b": (HOSTILE, 1, None, 2.5)}], HOSTILE: True}
-    flat = repr(visible_data(data))
+def test_visible_value_reaches_every_string():
+    data = {"a": (HOSTILE, {"b": (HOSTILE, 1, None, 2.5)}), HOSTILE: True}
+    flat = repr(visible_value(data))
     assert "\\x1b" not in flat and "\\x07" not in flat and "␛" in flat
 
 

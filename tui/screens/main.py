@@ -117,11 +117,6 @@ class MainScreen(Screen[None]):
         """The tab panes (one widget: see tui/deck.py)."""
         return self.query_one("#deck", PaneDeck)
 
-    @property
-    def active_pane(self) -> str:
-        """The pane the tab bar shows as current."""
-        return self.deck.current
-
     def _apply_width(self, width: int) -> None:
         deck = self.deck
         if width >= WIDE and deck.current in SIDE_PANES:
