@@ -40,7 +40,7 @@ class EngineDriver:
         # Only a trace run passes an option, so engines without options still run the rest.
         options: dict[str, Any] = {"trace": True} if request.trace else {}
         if dynamo_code:
-            options["dynamo_code"] = True  # issue 12
+            options["dynamo_code"] = True
         task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

@@ -312,6 +312,6 @@ def _request(run_id: int, source: SnippetSource, settings: Settings, options: _O
         "timing": options.timing,
         "min_run_time": options.min_run_time,
         "trace": options.trace,
-        "dynamo_code": options.dynamo_code,  # issue 12: depyf in a second child after the run, only when asked
+        "dynamo_code": options.dynamo_code,  # depyf, in a second child after the run: only when asked
         "last": options.last,
     }

@@ -50,7 +50,7 @@ class Cell:
     max_rel: float | None = None
     #: What stopped agreeing: "values", "gradients", or None.
     diverged: str | None = None
-    #: Compile time by phase (issue 12), summed over the run's frame compiles from torch's
+    #: Compile time by phase, summed over the run's frame compiles from torch's
     #: compilation metrics: Dynamo's tracing, and everything after it hands the graph over
     #: (AOT autograd, Inductor, C++/Triton, torch's bookkeeping). None when torch reported none.
     dynamo_s: float | None = None

@@ -70,7 +70,7 @@ def test_check_json_follows_the_contract(snippet):
         "mode": None,
         "device": "cpu",
         "cold": False,
-        # Torch's own switches (issue 12), at their defaults.
+        # Torch's own switches, at their defaults.
         "config": {},
         "stance": "default",
         "error_on_graph_break": False,

@@ -1,4 +1,4 @@
-"""Torch's own switches as settings (issue 12): config keys, the stance, error_on_graph_break.
+"""Torch's own switches as settings: config keys, the stance, error_on_graph_break.
 
 The client checks their shape only (it is torch-free); the worker checks each key and type
 against this torch's real config modules. On real workers, backend eager.

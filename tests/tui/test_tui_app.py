@@ -66,7 +66,7 @@ async def test_fullgraph_shows_the_refusal_as_this_runs_finding(snippet: Path):
         assert app.settings.fullgraph is True
         assert "fullgraph on" in bar_text(app, "settings")
         summary = bar_text(app)
-        # The refusal is the result (tests/tui/test_tui_honest.py has the details), not STALE.
+        # The refusal is the result (tests/tui/test_tui_findings.py has the details), not STALE.
         assert summary.startswith("fullgraph=True refused the break at line 10: Unsupported")
         assert "STALE" not in summary and "done" in summary
         assert "REFUSED by fullgraph=True" in pane_text(app, "source")

@@ -1,4 +1,5 @@
-"""The app against a hostile snippet and a hostile environment (issue 14, "In the app").
+"""What the app does with input it does not control: a snippet, torch or a file name holding
+terminal controls, a broken $EDITOR, an odd file.
 
 Nothing a snippet prints, raises, holds in a comment or is named drives the terminal; a bad
 $EDITOR leaves the app alive with its terminal given back; a gallery pick keeps the command
