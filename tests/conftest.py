@@ -93,6 +93,8 @@ FAST_MODULES = frozenset(
         "test_tui_findings",
         "test_tui_footer_keys",
         "test_tui_untrusted_input",
+        "test_tui_shown_snippet",
+        "test_live",
         "test_tui_import_hygiene",
         "test_tui_intake",
         "test_tui_code_timing_ladder_snapshots",

@@ -19,8 +19,8 @@ class Engine(Protocol):
 
     async def start(self) -> dict[str, Any]: ...
 
-    # `options` are WorkerClient.run's keywords (trace, dynamo_code, timing, min_run_time); the
-    # app passes them only when it needs them, so an engine without them still runs the normal view.
+    # `options` are WorkerClient.run's keywords: the app always passes `prepared` (the snippet as
+    # it read it for this run), and trace and dynamo_code only when it needs them.
     async def run(
         self,
         path: str,

@@ -36,6 +36,10 @@ class SnippetSettings:
     problems: tuple[SettingsProblem, ...] = ()
     line: int | None = None
 
+    def valid_keys(self) -> dict[str, Any]:
+        """The keys given with a valid value (the app's initial toggles)."""
+        return {key: value for key, value in self.given.items() if _valid(key, value)}
+
 
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 if hasattr(ast, "TryStar"):  # Python 3.11+
@@ -216,6 +220,14 @@ def resolve_settings(
     (from `text`, None when there is no snippet text), then `overrides` (the command line or the
     app's keys: only the keys given, already typed: {"dynamic": None} means auto). Never raises."""
     snippet = read_snippet_settings(text) if text else SnippetSettings({}, {})
+    return layered_settings(snippet, overrides, base)
+
+
+def layered_settings(
+    snippet: SnippetSettings, overrides: Mapping[str, Any] | None = None, base: Settings | None = None
+) -> ResolvedSettings:
+    """`resolve_settings` for a SETTINGS already read: a front end that needs both the settings
+    and the literal's keys reads the snippet once."""
     from_file = settings_from_mapping(snippet.given, base, snippet.lines, "SETTINGS")
     problems = [*snippet.problems, *from_file.problems]
     given = dict(overrides or {})
@@ -241,8 +253,7 @@ def literal_settings(text: str) -> dict[str, Any]:
     """The valid keys of the snippet's module-level SETTINGS, read without running the snippet
     (the UI needs its initial toggles before the worker has torch). The problems in it are
     reported by `snippet_settings_error`, not here."""
-    snippet = read_snippet_settings(text)
-    return {key: value for key, value in snippet.given.items() if _valid(key, value)}
+    return read_snippet_settings(text).valid_keys()
 
 
 def _valid(key: str, value: Any) -> bool:

@@ -301,7 +301,7 @@ async def test_the_watcher_sees_an_atomic_save(snippet: Path):
 
 
 class _Broken(FakeEngine):
-    async def run(self, path, settings, on_event=None):
+    async def run(self, path, settings, on_event=None, **options):
         raise RuntimeError("pipe closed")
 
 

@@ -24,6 +24,7 @@ from playground.engine.errors import RunCancelled
 from playground.engine.events import DiagnosticsEvent, EventHandler, ProgressEvent, RestartEvent, RunResult, Trace
 from playground.engine.report import Report
 from playground.engine.settings import Settings
+from playground.engine.snippet import PreparedRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -120,6 +121,7 @@ class FakeEngine:
         self.runs: list[tuple[str, Settings]] = []
         #: The keyword options of each run (trace, timing, min_run_time), in order.
         self.options: list[dict[str, Any]] = []
+        self.prepared: list[PreparedRun | None] = []
         self.cancels = 0
         self.closed = False
         self.crash_next = False
@@ -141,6 +143,9 @@ class FakeEngine:
         emit = on_event or (lambda event: None)
         text = Path(path).read_text()
         self.runs.append((text, settings))
+        # The app sends the snippet as it read it for every run; the options recorded are the
+        # ones a run asks for (trace, dynamo_code).
+        self.prepared.append(options.pop("prepared", None))
         self.options.append(options)
         self._cancel = asyncio.Event()
         for call in range(1, self.calls + 1):
