@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from playground.engine.client import WorkerClient
-from playground.engine.events import DiagnosticsReady
+from playground.engine.events import DiagnosticsEvent
 from playground.engine.settings import Settings
 
 SNIPPET = """
@@ -52,7 +52,7 @@ async def one_save(client: WorkerClient, path: str, n: int, settings: Settings) 
     seen: dict[str, float | None] = {"first_break": None, "diagnostics": None}
 
     def on_event(event: object) -> None:
-        if not isinstance(event, DiagnosticsReady):
+        if not isinstance(event, DiagnosticsEvent):
             return
         now = time.perf_counter() - started
         if event.report.graph_break_count and seen["first_break"] is None:

@@ -28,7 +28,7 @@ import pytest
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from playground.engine.snippet import literal_settings
+from playground.engine.snippet_settings import literal_settings
 from playground.engine.sync import SyncWorker
 from tests.standalone import StandaloneRunner
 

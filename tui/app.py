@@ -79,12 +79,12 @@ class PlaygroundApp(RunPipeline):
         if self.notice:
             self.notify(self.notice, timeout=8)
         if not self.is_headless:
-            # SIGTERM's default action ended the app at once, the terminal left in the
-            # alternate screen, raw and reporting the mouse: the shell unusable until `reset`.
-            # Quit as `q` does instead, and exit 128 + the signal, as the other commands do
-            # (SIGINT too: sent by `kill`, as Ctrl-C in the app's raw terminal is a key; it
-            # exited 0). A plain handler rather than the loop's: it runs even while the loop's
-            # thread is stuck (in a write, say), and arms the deadline from there.
+            # A stop signal quits as `q` does and exits 128 + the signal, as the other commands
+            # do: SIGTERM's default action would end the process at once, leaving the terminal
+            # in the alternate screen, raw and reporting the mouse, the shell unusable until
+            # `reset`. SIGINT too: only `kill` sends it, since Ctrl-C in the app's raw terminal is
+            # a key. A plain handler rather than the loop's: it runs even while the loop's thread
+            # is stuck (in a write, say), and arms the deadline from there.
             self._loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 signal.signal(signum, self._on_signal)
@@ -229,7 +229,7 @@ class PlaygroundApp(RunPipeline):
         self.main.show_pane(pane)
         self.presenting.pane(pane)  # followers see where the presenter is
         if pane == "dynamo_code" and not self.want_dynamo_code:
-            # issue 12: the worker decompiles Dynamo's code only when asked (it costs time).
+            # The worker decompiles Dynamo's code only when asked: it costs time.
             self.want_dynamo_code = True
             self.request_run("dynamo code")
 

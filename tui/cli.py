@@ -42,7 +42,7 @@ def main(
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
     `settings_overrides` are the CLI's setting flags, only those given and already typed
-    (`playground.engine.settings.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
+    (`playground.cli.flags.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     `present` is a session folder every complete run is published to, for followers.
     """

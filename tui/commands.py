@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, config_arg
+from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, parse_config_assignment
 from tui.keys import KEYS, Key
 
 
@@ -165,8 +165,8 @@ class SwitchCommands(Provider):
         if "=" not in query:
             return None
         try:
-            key, value = config_arg(query.strip())
-        except Exception:  # noqa: BLE001 - argparse's error: not a KEY=VALUE, offer nothing
+            key, value = parse_config_assignment(query.strip())
+        except ValueError:  # not a KEY=VALUE: offer nothing
             return None
         return (
             f"Config: set {key} = {value!r}",

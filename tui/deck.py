@@ -146,10 +146,6 @@ class PaneDeck(ScrollView, can_focus=True):
         row = y + round(self.scroll_y)
         return lines[row] if 0 <= row < len(lines) else Strip.blank(width, self.visual_style.rich_style)
 
-    def is_drawn(self, pane: str) -> bool:
-        """Whether `pane`'s lines are rendered at the width and style it would be drawn in now."""
-        return self._panes[pane].visual.has_lines(self._width(), self.visual_style)
-
     def warm(self, panes: Iterable[str]) -> bool:
         """Render the first of `panes` whose lines are not rendered yet at the width and style
         they will be drawn in, ahead of its first showing; True when that took a rendering.

@@ -11,9 +11,9 @@ from typing import Any
 
 from playground.engine.errors import RunCancelled
 from playground.engine.events import EventHandler, RunResult
+from playground.engine.live import LiveRun
 from tui.engine import Engine
 from tui.lifecycle import EngineLifecycle
-from tui.requests import RunRequest
 
 
 def _read_outcome(task: asyncio.Future[Any]) -> None:
@@ -35,12 +35,14 @@ class EngineDriver:
     async def start(self) -> dict[str, Any]:
         return dict(await self.engine.start() or {})
 
-    async def run(self, request: RunRequest, on_event: EventHandler, *, dynamo_code: bool) -> RunResult | None:
+    async def run(self, request: LiveRun, on_event: EventHandler, *, dynamo_code: bool) -> RunResult | None:
         """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
-        # Only a trace run passes an option, so engines without options still run the rest.
-        options: dict[str, Any] = {"trace": True} if request.trace else {}
+        # The snippet as read for this run travels with it: the engine reads nothing again.
+        options: dict[str, Any] = {"prepared": request.prepared}
+        if request.trace:
+            options["trace"] = True
         if dynamo_code:
-            options["dynamo_code"] = True  # issue 12
+            options["dynamo_code"] = True
         task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

@@ -12,15 +12,15 @@ class Engine(Protocol):
     """The async API of the warm torch worker, as the app uses it.
 
     `run` returns the typed `RunResult` (errors are data in `report.error`), hands `on_event`
-    typed events (Progress, DiagnosticsReady, WorkerRestarted) and raises
+    typed events (ProgressEvent, DiagnosticsEvent, RestartEvent) and raises
     `playground.engine.errors.RunCancelled` when cancelled on request."""
 
     hello: dict[str, Any] | None
 
     async def start(self) -> dict[str, Any]: ...
 
-    # `options` are WorkerClient.run's keywords (trace, dynamo_code, timing, min_run_time); the
-    # app passes them only when it needs them, so an engine without them still runs the normal view.
+    # `options` are WorkerClient.run's keywords: the app always passes `prepared` (the snippet as
+    # it read it for this run), and trace and dynamo_code only when it needs them.
     async def run(
         self,
         path: str,

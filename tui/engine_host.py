@@ -13,12 +13,12 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from playground.engine.events import RunEvent
+from playground.engine.live import LiveRun
 from playground.engine.textsafe import visible
 from tui.driver import EngineDriver
 from tui.engine import Engine
 from tui.intake import event_message, visible_report
 from tui.messages import RunFailed, RunFinished, RunStarted, WorkerReady, WorkerRestarted
-from tui.requests import RunRequest
 
 
 class EngineHost(App[None]):
@@ -54,12 +54,12 @@ class EngineHost(App[None]):
         """Stop any run at once and close the engine (see `EngineDriver.shutdown`)."""
         await self._engine_driver.shutdown()
 
-    def send(self, request: RunRequest) -> None:
+    def send(self, request: LiveRun) -> None:
         """Run `request` on the engine; the newest request wins (the run worker is exclusive)."""
         self._worker_generation[self.run_snippet(request)] = request.generation
 
     @work(exclusive=True, group="run", exit_on_error=False)
-    async def run_snippet(self, request: RunRequest) -> None:
+    async def run_snippet(self, request: LiveRun) -> None:
         """Run one request on the engine; posts messages, never touches widgets."""
         async with self._engine_driver.lock:
             if not self.is_current(request.generation):

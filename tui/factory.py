@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.session import SessionWriter
-from playground.engine.settings import Settings, resolve_settings
+from playground.engine.settings import Settings
 from playground.engine.snippet import read_regular_bytes
+from playground.engine.snippet_settings import resolve_settings
 from tui.app import PlaygroundApp
 from tui.engine import Engine
 

@@ -78,11 +78,11 @@ def sha256(data: bytes) -> str:
 def event_message(generation: int, event: events.RunEvent) -> Message | None:
     """The app's message for one engine event of the run `generation`; None for kinds this UI
     does not show."""
-    if isinstance(event, events.Progress):
-        return Progress(generation, visible(event.phase), event.call, event.calls, visible(event.message))
-    if isinstance(event, events.DiagnosticsReady):
+    if isinstance(event, events.ProgressEvent):
+        return Progress(generation, visible(event.step), event.call, event.calls, visible(event.message))
+    if isinstance(event, events.DiagnosticsEvent):
         return DiagnosticsReady(generation, visible_report(event.report))
-    if isinstance(event, events.WorkerRestarted):
+    if isinstance(event, events.RestartEvent):
         return WorkerRestarted(generation, visible(event.reason))
     return None
 

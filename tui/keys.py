@@ -84,7 +84,7 @@ class Key:
 
 
 #: The footer, most used first, by key id: it must fit 80 columns beside `^p palette`
-#: (tests/tui/test_tui_honest.py). The settings keys (f d b m c) are spelled out with their
+#: (tests/tui/test_tui_footer_keys.py). The settings keys (f d b m c) are spelled out with their
 #: keys in the settings bar; they and the rest are behind `?` and ctrl+p.
 FOOTER: tuple[str, ...] = ("help", "rerun", "pane-source", "gallery", "edit", "history", "matrix", "quit")
 

@@ -47,10 +47,10 @@ class RunStarted(Message):
 
 @dataclass
 class Progress(Message):
-    """Where the run is: phase, and call k of n while compiling."""
+    """Where the run is: its step, and call k of n while compiling."""
 
     generation: int
-    phase: str
+    step: str
     call: int | None = None
     calls: int | None = None
     message: str = ""

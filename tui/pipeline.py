@@ -2,8 +2,10 @@
 events come back as messages that update one frozen View.
 
 The parts, each in its own module: the engine's lifecycle (`tui.lifecycle`, a state machine),
-the engine itself (`tui.driver`, held through Textual workers by `tui.engine_host`), which changes become runs and which run is newest
-(`tui.requests`), the snippet's text (`tui.snippet_source`), the reports shown
+the engine itself (`tui.driver`, held through Textual workers by `tui.engine_host`), which
+changes become runs and which run is newest (the engine's live-run loop,
+`playground.engine.live`, which `watch` uses too), the snippet's text and the run read from
+it (`tui.shown_snippet`), the reports shown
 (`tui.results`), and how the engine's values enter the UI (`tui.intake`). This class wires
 them to Textual: its workers post messages and never touch widgets, and its handlers read
 typed values and convert nothing.
@@ -23,6 +25,7 @@ from textual import work
 
 from playground.engine.events import Trace
 from playground.engine.history import History
+from playground.engine.live import LiveRun, LiveRuns
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
@@ -33,10 +36,9 @@ from tui.export_actions import TRACE_DIR, save_trace, shown
 from tui.intake import error_report, short_error
 from tui.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
 from tui.presenting import Presenting
-from tui.requests import RunRequest, RunRequests
 from tui.results import RunResults
 from tui.screens.main import MainScreen
-from tui.snippet_source import SnippetSource
+from tui.shown_snippet import ShownSnippet
 from tui.state import RunState, View
 from tui.watching import SnippetWatching
 
@@ -62,8 +64,8 @@ class RunPipeline(EngineHost):
         #: Settings given on the command line: they outlast a switch to another snippet.
         #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
         self._pinned = dict(pinned or {})
-        self._source = SnippetSource(snippet)
-        self._requests = RunRequests()
+        self._source = ShownSnippet(snippet)
+        self._requests = LiveRuns()
         self._results = RunResults()
         self._watching = SnippetWatching(self, enabled=watch)
         self._clock = clock
@@ -167,7 +169,8 @@ class RunPipeline(EngineHost):
             self.show_run(RunState("starting"))
             return
         self.show_run(RunState("queued", message=reason))
-        self.send(RunRequest(self.generation, self.snippet, self.settings, trace))
+        prepared = self._source.prepared(self.settings)
+        self.send(LiveRun(self.generation, self.snippet, prepared, trace))
 
     def hold_runs(self, why: str) -> asyncio.Lock:
         """Lend the engine to something else (the settings matrix): the run in flight is
@@ -203,11 +206,11 @@ class RunPipeline(EngineHost):
     def on_run_started(self, message: RunStarted) -> None:
         if self._current(message.generation):
             self._started_at = self._clock()
-            self.show_run(RunState("running", phase="loading"))
+            self.show_run(RunState("running", step="loading"))
 
     def on_progress(self, message: Progress) -> None:
         if self._current(message.generation):
-            self.show_run(RunState("running", message.phase, message.call, message.calls, message=message.message))
+            self.show_run(RunState("running", message.step, message.call, message.calls, message=message.message))
 
     def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
         if self._current(message.generation):
@@ -251,4 +254,4 @@ class RunPipeline(EngineHost):
         self.notify(f"trace written: {shown(path)}\nrender it: {command}", title="trace", timeout=20)
 
 
-__all__ = ["RunPipeline", "RunRequest", "View"]
+__all__ = ["LiveRun", "RunPipeline", "View"]

@@ -9,13 +9,15 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from tui.compare import BeforeAfter
 
-#: Progress phases from the engine, as the summary bar words them.
-PHASE_WORDS = {
+#: The run's steps as the engine reports them (`ProgressEvent.step`), as the summary bar
+#: words them when the worker sent no message.
+STEP_WORDS = {
     "queued": "sent to the worker",
     "loading": "loading snippet",
     "compiling": "compiling",
     "equivalence": "checking equivalence",
-    "gradients": "checking gradients",
+    "reference": "running the reference",
+    "dynamo_code": "capturing Dynamo's code",
     "timing": "timing",
 }
 
@@ -26,7 +28,7 @@ class RunState:
     paused (the engine is lent to the settings matrix), quitting."""
 
     kind: str = "starting"
-    phase: str = ""
+    step: str = ""
     call: int | None = None
     calls: int | None = None
     duration_s: float | None = None
@@ -39,8 +41,8 @@ class RunState:
         if self.kind == "queued":
             return f"{self.message or 'rerun'}: rerunning…"
         if self.kind == "running":
-            text = self.message or PHASE_WORDS.get(self.phase, self.phase or "running")
-            if self.phase == "compiling" and self.call:
+            text = self.message or STEP_WORDS.get(self.step, self.step or "running")
+            if self.step == "compiling" and self.call:
                 text = f"compiling call {self.call}" + (f"/{self.calls}" if self.calls else "")
             return f"{text}…"
         if self.kind == "done":

@@ -10,10 +10,10 @@ import json
 import sys
 from pathlib import Path
 
+from playground.cli.flags import overrides_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
-from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run
 from playground.engine.textsafe import one_line
 
@@ -111,6 +111,7 @@ async def _check_one(
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
                 last=last,
+                prepared=prepared,
             )
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)

@@ -14,97 +14,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
+from playground.cli.flags import add_present_flag, add_run_flags, add_setting_flags, overrides_of, seconds_arg
 from playground.engine.client import WorkerClient
-from playground.engine.settings import (
-    DEVICES,
-    MAX_MIN_RUN_TIME_S,
-    MAX_TIMEOUT_S,
-    config_arg,
-    dynamic_arg,
-    mode_arg,
-    name_arg,
-    overrides_of,
-    seconds_arg,
-    stance_arg,
-)
 
 COMMANDS = ("check", "watch", "matrix", "follow", "serve", "app")
 #: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-
-def add_setting_flags(p: argparse.ArgumentParser) -> None:
-    """The settings flags; each defaults to "not given" (absent from the namespace), so that
-    `overrides_of(args)` holds exactly what the user typed: --dynamic auto is {"dynamic": None}."""
-    g = p.add_argument_group("settings (override the snippet's SETTINGS)")
-    given = {"default": argparse.SUPPRESS}
-    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
-    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
-    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
-    g.add_argument("--backend", type=name_arg, metavar="NAME", help="eager, aot_eager, inductor, …", **given)
-    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
-    g.add_argument("--device", choices=DEVICES, **given)
-    g.add_argument(
-        "--cold",
-        action="store_true",
-        help="disable Inductor's FX/AOT caches so the first call is a true cold compile",
-        **given,
-    )
-    # Torch's own switches (issue 12); --config adds to the snippet's SETTINGS["config"].
-    g.add_argument(
-        "--config",
-        dest="config",
-        action="append",
-        type=config_arg,
-        metavar="KEY=VALUE",
-        help="set torch._dynamo.config / torch._inductor.config for the run, e.g. "
-        "dynamo.capture_scalar_outputs=true (repeatable)",
-        **given,
-    )
-    g.add_argument(
-        "--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given
-    )
-    g.add_argument(
-        "--error-on-graph-break",
-        dest="error_on_graph_break",
-        action="store_true",
-        help="a graph break raises (torch._dynamo.error_on_graph_break)",
-        **given,
-    )
-    g.add_argument(
-        "--target",
-        choices=("model", "fn"),
-        help="which to compile when the snippet defines both model and fn (default: model)",
-        **given,
-    )
-
-
-def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None:
-    r = p.add_argument_group("run")
-    r.add_argument(
-        "--timeout",
-        type=seconds_arg(0, MAX_TIMEOUT_S),
-        default=120.0,
-        metavar="S",
-        help=f"kill a run after S seconds (120; at most {MAX_TIMEOUT_S:g})",
-    )
-    r.add_argument("--no-timing", dest="timing", action="store_false", help="skip the steady-state timings")
-    r.add_argument(
-        "--min-run-time",
-        type=seconds_arg(0, MAX_MIN_RUN_TIME_S),
-        default=min_run_time,
-        metavar="S",
-        help=f"per side, for timings ({min_run_time:g})",
-    )
-
-
-def add_present_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--present",
-        metavar="DIR",
-        help="publish every complete run to the session folder DIR for `compile-playground follow DIR` "
-        "(made 0755 if new: its permissions decide who may follow; docs/workshop.md)",
-    )
 
 
 def _parser(command: str) -> argparse.ArgumentParser:

@@ -9,30 +9,28 @@ import json
 import sys
 from typing import Any
 
-from playground.cli.main import add_setting_flags
-from playground.engine.client import WorkerClient
-from playground.engine.matrix import (
-    DEFAULT_BACKENDS,
-    Cell,
-    combinations,
-    first_divergence,
-    ladder_stages,
-    ladder_summary,
-    phase_split_words,
-    remaining_words,
-    run_matrix,
-)
-from playground.engine.settings import (
+from playground.cli.flags import (
     MAX_MIN_RUN_TIME_S,
     MAX_TIMEOUT_S,
-    MODES,
-    Settings,
-    dynamic_name,
+    add_setting_flags,
     mode_arg,
     name_arg,
     overrides_of,
     seconds_arg,
 )
+from playground.engine.client import WorkerClient
+from playground.engine.matrix import (
+    DEFAULT_BACKENDS,
+    Cell,
+    combinations,
+    compile_split_words,
+    first_divergence,
+    ladder_stages,
+    ladder_summary,
+    remaining_words,
+    run_matrix,
+)
+from playground.engine.settings import MODES, Settings, dynamic_name
 from playground.engine.snippet import prepare_run
 
 
@@ -45,13 +43,13 @@ def format_ladder(cells: list[Cell]) -> str:
         rel = "" if c.max_rel is None else f"{c.max_rel:.3g}"
         rows.append(
             f"{c.stage:<28}{c.equivalence:<6}{c.diverged or '-':<10}{size:>10}{rel:>10}"
-            f"{phase_split_words(c):>16}  {c.raised or 'no'}"
+            f"{compile_split_words(c):>16}  {c.raised or 'no'}"
         )
-    return "\n".join([*rows, "", PHASE_NOTE, ladder_summary(cells)])
+    return "\n".join([*rows, "", COMPILE_SPLIT_NOTE, ladder_summary(cells)])
 
 
 #: Under the text tables: what the dynamo/backend column holds.
-PHASE_NOTE = (
+COMPILE_SPLIT_NOTE = (
     "compile: the first call's cold compile; dynamo/backend: seconds in Dynamo's tracing / in the "
     "backend over all the run's compiles (recompiles included), from torch's compile metrics"
 )
@@ -69,9 +67,9 @@ def format_table(cells: list[Cell]) -> str:
         rows.append(
             f"{c.backend:<10}{('on' if c.fullgraph else 'off'):<10}{dynamic_name(c.dynamic):<8}"
             f"{c.graphs:>7}{c.breaks:>7}{c.recompiles:>7}  {('HIT' if c.limit_hit else 'no'):<6}{c.equivalence:<6}"
-            f"{compile_s:>9}{phase_split_words(c):>16}{speed:>9}  {c.raised or 'no'}"
+            f"{compile_s:>9}{compile_split_words(c):>16}{speed:>9}  {c.raised or 'no'}"
         )
-    return "\n".join([*rows, "", PHASE_NOTE])
+    return "\n".join([*rows, "", COMPILE_SPLIT_NOTE])
 
 
 def _backends_arg(text: str) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """`compile-playground watch`: one warm worker, a run at start and after every save.
 
-The newest content always wins: a save during a run cancels it, and a report whose content is
-older than a save seen since is never printed after a newer one. A save of a module the snippet
-imports from its folder reruns it too. Signals and the client's close are the caller's
+The newest content always wins (the engine's live-run loop, `playground.engine.live`, as in the
+app): a save during a run cancels it, and a report whose content is older than a save seen
+since is never printed after a newer one. A save of a module the snippet imports from its
+folder reruns it too. Signals and the client's close are the caller's
 (`playground.cli.main.guarded`).
 """
 
@@ -16,12 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from playground.cli.flags import overrides_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
-from playground.engine.events import DiagnosticsReady, RunEvent, WorkerRestarted
+from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
+from playground.engine.live import LiveRuns
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, source_that_ran
-from playground.engine.settings import overrides_of
 from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.watch import SnippetWatcher
 
@@ -37,15 +39,15 @@ def _staged(stage: str, report: Report) -> dict[str, Any]:
 
 
 class _Watch:
-    """One watch session: the warm client, the file watcher, and the generation counter that
-    silences a run once a newer save exists."""
+    """One watch session: the warm client, the file watcher, and the live runs, which silence
+    a run once a newer save exists."""
 
     def __init__(self, args: argparse.Namespace, client: WorkerClient) -> None:
         loop = asyncio.get_running_loop()
         self.args = args
         self.client = client
         self.changed = asyncio.Event()
-        self.generation = 0
+        self.runs = LiveRuns()
         self.overrides = overrides_of(args)
 
         def on_change() -> None:
@@ -78,16 +80,16 @@ class _Watch:
             self.present = None
 
     def _on_event(self, gen: int, event: RunEvent) -> None:
-        if gen != self.generation:
+        if not self.runs.is_current(gen):
             return  # a newer save exists: this run's lines are stale
-        if isinstance(event, DiagnosticsReady) and event.report.stage == "diagnostics":
+        if isinstance(event, DiagnosticsEvent) and event.report.stage == "diagnostics":
             self.show("diagnostics", event.report)  # the stream's contract: once the calls ran
-        elif isinstance(event, WorkerRestarted) and not self.args.json_lines:
+        elif isinstance(event, RestartEvent) and not self.args.json_lines:
             print(f"worker restarted: {event.reason}", file=sys.stderr)
 
     async def run_once(self, gen: int) -> None:
         args = self.args
-        # Settings are resolved on every run: a save may change SETTINGS.
+        # Read once per run, settings and all: a save may change SETTINGS.
         prepared = prepare_run(args.snippet, self.overrides)
         if prepared.error is not None:
             self.show("complete", prepared.refused_report())
@@ -99,24 +101,23 @@ class _Watch:
                 lambda event: self._on_event(gen, event),
                 timing=args.timing,
                 min_run_time=args.min_run_time,
+                prepared=prepared,
             )
         except RunCancelled:
             return
-        if gen != self.generation:
+        if not self.runs.is_current(gen):
             return
         report = result.report
-        # Narrow the module trigger to what this run imported; after a failure (a helper with a
-        # syntax error is never imported) any *.py beside the snippet may be the fix.
-        self.watcher.watch_modules(list(report.local_modules) if report.error is None else None)
+        self.watcher.watch_modules(self.runs.follow(report))
         self.show("complete", report)
 
     async def rerun(self) -> None:
         """Cancel the run in flight, if any, and start one for the newest content."""
-        self.generation += 1
+        self.runs.supersede()
         if self.run_task is not None and not self.run_task.done():
             await self.client.cancel()
             await asyncio.gather(self.run_task, return_exceptions=True)
-        self.run_task = asyncio.create_task(self.run_once(self.generation))
+        self.run_task = asyncio.create_task(self.run_once(self.runs.generation))
 
     async def stop(self) -> None:
         self.watcher.stop()

@@ -19,23 +19,23 @@ import os
 import secrets
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, Message, WorkerChannel
 from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
-    DiagnosticsReady,
+    DiagnosticsEvent,
     EventHandler,
-    Progress,
+    ProgressEvent,
+    RestartEvent,
     RunResult,
     Trace,
-    WorkerRestarted,
 )
 from playground.engine.failures import RunFailures, failure_report
 from playground.engine.report import Report, RunError
-from playground.engine.settings import Settings, snippet_settings_error
-from playground.engine.snippet import SnippetError, SnippetSource, read_snippet
+from playground.engine.settings import Settings
+from playground.engine.snippet import PreparedRun, SnippetError, SnippetSource, read_snippet, unreadable_run
+from playground.engine.snippet_settings import snippet_settings_error
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
 DEFAULT_TIMEOUT_S = 120.0
@@ -49,9 +49,9 @@ def _valid_timeout(value: float) -> float:
     return float(value)
 
 
-def _progress(message: Message) -> Progress:
-    return Progress(
-        phase=str(message.get("phase") or ""),
+def _progress(message: Message) -> ProgressEvent:
+    return ProgressEvent(
+        step=str(message.get("phase") or ""),
         call=message.get("call"),
         calls=message.get("calls"),
         message=str(message.get("message") or ""),
@@ -129,7 +129,7 @@ class WorkerClient:
         if self._closed:
             return  # closing: a dying run must not bring a new worker up
         self._pending_restart = reason
-        emit(WorkerRestarted(reason))
+        emit(RestartEvent(reason))
         await self.start()
 
     async def _ensure_started(self, emit: EventHandler) -> None:
@@ -154,9 +154,12 @@ class WorkerClient:
         timeout_s: float | None = None,
         dynamo_code: bool = False,
         last: bool = False,
+        prepared: PreparedRun | None = None,
     ) -> RunResult:
         """Run the snippet at `path` once; always returns a result (errors are data in
-        `result.report.error`), or raises RunCancelled."""
+        `result.report.error`), or raises RunCancelled. `prepared` is the snippet as the caller
+        read it for this run (`path` and `settings` are then its own): the file is not read
+        again, nor its SETTINGS parsed."""
         emit = on_event or (lambda event: None)
         timeout = _valid_timeout(timeout_s) if timeout_s is not None else self.timeout_s
         options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last)
@@ -168,7 +171,7 @@ class WorkerClient:
             self._cancel_event.clear()
             self._running = True
             try:
-                return await self._run_locked(number, path, settings, emit, options)
+                return await self._run_locked(number, prepared or _prepare(path, settings), emit, options)
             except asyncio.CancelledError:
                 # The caller's task was cancelled mid-run: have the template kill the child. Its
                 # late messages carry its id and are skipped by the next run.
@@ -177,25 +180,19 @@ class WorkerClient:
             finally:
                 self._running = False
 
-    async def _run_locked(
-        self, number: int, path: str | os.PathLike[str], settings: Settings, emit: EventHandler, options: _Options
-    ) -> RunResult:
+    async def _run_locked(self, number: int, prepared: PreparedRun, emit: EventHandler, options: _Options) -> RunResult:
         started = time.perf_counter()
         version = (self.hello or {}).get("torch_version", "")
-        try:
-            source = read_snippet(path)
-        except SnippetError as exc:
-            report = failure_report(str(Path(path).absolute()), settings, exc.error, version)
-            return RunResult(self._stamp(report, exc.sha256, started))
-        # A bad SETTINGS is named, never silently ignored (check and watch refuse it before a run;
-        # the app, which reruns on every save, learns it here).
-        settings_error = snippet_settings_error(source.text)
-        if settings_error is not None:
-            report = failure_report(source.path, settings, RunError.from_dict(settings_error), version)
-            return RunResult(self._stamp(report, source.sha256, started))
+        settings, source = prepared.settings, prepared.source
+        # A file that cannot run, or a bad SETTINGS, is named, never silently ignored (check and
+        # watch refuse a bad SETTINGS before a run; the app, which reruns on every save, here).
+        refusal = prepared.unreadable or prepared.error
+        if source is None or refusal is not None:
+            report = failure_report(prepared.path, settings, refusal, version)
+            return RunResult(self._stamp(report, prepared.sha256, started))
         await self._ensure_started(emit)
         stderr_mark = self.channel.stderr.count
-        emit(Progress(phase="queued", message="sent to the worker"))
+        emit(ProgressEvent(step="queued", message="sent to the worker"))
         key = secrets.token_hex(16)
         await self.channel.send({**_request(number, source, settings, options), RUN_KEY: key})
         failures = RunFailures(self.channel, source.path, settings, stderr_mark, number)
@@ -237,12 +234,12 @@ class WorkerClient:
             deadline = time.monotonic() + backstop
             event = message.get("event")
             if event == "progress":
-                failures.phase = message.get("message", failures.phase)
+                failures.doing = message.get("message", failures.doing)
                 if isinstance(message.get("call"), int):
                     failures.call = message["call"]
                 emit(_progress(message))
             elif event == "diagnostics":
-                emit(DiagnosticsReady(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
+                emit(DiagnosticsEvent(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 return RunResult(report, Trace.from_dict(message.get("trace")))
@@ -300,6 +297,17 @@ class _Follow:
         return dataclasses.replace(report, notes=(*report.notes, note))
 
 
+def _prepare(path: str | os.PathLike[str], settings: Settings) -> PreparedRun:
+    """The run of the file at `path` under `settings`, as given: read once, here; its SETTINGS
+    read only for their problems."""
+    try:
+        source = read_snippet(path)
+    except SnippetError as exc:
+        return unreadable_run(path, settings, exc)
+    error = snippet_settings_error(source.text)
+    return PreparedRun(source.path, settings, RunError.from_dict(error) if error else None, source.sha256, source)
+
+
 def _request(run_id: int, source: SnippetSource, settings: Settings, options: _Options) -> Message:
     return {
         "op": "run",
@@ -311,6 +319,6 @@ def _request(run_id: int, source: SnippetSource, settings: Settings, options: _O
         "timing": options.timing,
         "min_run_time": options.min_run_time,
         "trace": options.trace,
-        "dynamo_code": options.dynamo_code,  # issue 12: depyf in a second child after the run, only when asked
+        "dynamo_code": options.dynamo_code,  # depyf, in a second child after the run: only when asked
         "last": options.last,
     }

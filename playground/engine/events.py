@@ -15,17 +15,19 @@ from playground.engine.report import Report
 
 
 @dataclass(frozen=True)
-class Progress:
-    """What the run is doing now: `phase` "queued", "load", "call", "equivalence", "timing"..."""
+class ProgressEvent:
+    """What the run is doing now. `step`: "queued" (the client sent it), then as the worker
+    says: "loading", "compiling" (with `call` of `calls`), "reference", "equivalence",
+    "timing", "dynamo_code"; `message` words it."""
 
-    phase: str = ""
+    step: str = ""
     call: int | None = None
     calls: int | None = None
     message: str = ""
 
 
 @dataclass(frozen=True)
-class DiagnosticsReady:
+class DiagnosticsEvent:
     """The calls have run: breaks, guards and recompiles are known; equivalence and timings
     are not yet (`report.stage == "diagnostics"`)."""
 
@@ -33,13 +35,13 @@ class DiagnosticsReady:
 
 
 @dataclass(frozen=True)
-class WorkerRestarted:
+class RestartEvent:
     """The worker had died and was started again before this run (the torch import paid again)."""
 
     reason: str = ""
 
 
-RunEvent = Progress | DiagnosticsReady | WorkerRestarted
+RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent
 EventHandler = Callable[[RunEvent], Any]
 
 

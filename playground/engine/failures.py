@@ -26,7 +26,7 @@ def failure_report(path: str, settings: Settings, error: RunError | None, torch_
 
 
 class RunFailures:
-    """How one run sent to the worker ended when no report came: `phase` is the last progress
+    """How one run sent to the worker ended when no report came: `doing` is the last progress
     message seen, for the sentence that says where it stopped."""
 
     def __init__(
@@ -37,7 +37,7 @@ class RunFailures:
         self.path = path
         self.settings = settings
         self.stderr_mark = stderr_mark
-        self.phase = "loading the snippet"
+        self.doing = "loading the snippet"
         #: The call of inputs() the run was making, from its last progress event that named one.
         self.call: int | None = None
 
@@ -54,7 +54,7 @@ class RunFailures:
 
     def _snippet_took_its_voice(self) -> Report | None:
         """The run's own last words, when the snippet closed its channel or killed the worker
-        (`last_words`): the snippet's error, in the phase it was in, not the worker's."""
+        (`last_words`): the snippet's error, in the step it was in, not the worker's."""
         words = last_words.read(self.channel.scratch, self.run_id)
         error = last_words.error(words) if words else None
         if error is None:
@@ -70,7 +70,7 @@ class RunFailures:
             return report
         if outcome == "timeout":
             return await self._report(
-                "Timeout", f"the run timed out after {timeout:g} s while {self.phase}{{where}}; its process was killed"
+                "Timeout", f"the run timed out after {timeout:g} s while {self.doing}{{where}}; its process was killed"
             )
         if outcome == "cancelled":
             raise RunCancelled()
@@ -85,7 +85,7 @@ class RunFailures:
         blamed = self._eager_failed_first(message, how)
         if blamed is not None:
             return blamed
-        return await self._report("WorkerDied", f"the run's process {how} while {self.phase}{{where}}")
+        return await self._report("WorkerDied", f"the run's process {how} while {self.doing}{{where}}")
 
     def _eager_failed_first(self, message: dict[str, Any], how: str) -> Report | None:
         """The snippet's error when its eager reference raised on the call the dead run was making
@@ -109,12 +109,12 @@ class RunFailures:
         report = self._snippet_took_its_voice()
         if report is not None:
             return report, f"the previous worker {how}: the snippet killed it"
-        report = await self._report("WorkerDied", f"the worker process {how} while {self.phase}{{where}}")
-        return report, f"the previous worker {how} while {self.phase}"
+        report = await self._report("WorkerDied", f"the worker process {how} while {self.doing}{{where}}")
+        return report, f"the previous worker {how} while {self.doing}"
 
     async def template_stuck(self, timeout: float) -> tuple[Report, str]:
         report = await self._report(
             "Timeout",
-            f"the worker stopped answering {timeout:g} s into a run, while {self.phase}{{where}}; it was killed",
+            f"the worker stopped answering {timeout:g} s into a run, while {self.doing}{{where}}; it was killed",
         )
         return report, "the previous worker stopped answering"

@@ -50,7 +50,7 @@ class Cell:
     max_rel: float | None = None
     #: What stopped agreeing: "values", "gradients", or None.
     diverged: str | None = None
-    #: Compile time by phase (issue 12), summed over the run's frame compiles from torch's
+    #: Compile time by phase, summed over the run's frame compiles from torch's
     #: compilation metrics: Dynamo's tracing, and everything after it hands the graph over
     #: (AOT autograd, Inductor, C++/Triton, torch's bookkeeping). None when torch reported none.
     dynamo_s: float | None = None
@@ -91,7 +91,7 @@ class Cell:
             speedup_unreliable=timings.unreliable if timings is not None else "",
             seconds=report.wall_s,
             **_differences(report.equivalence),
-            **_phase_split(report.compile_phase_totals),
+            **_compile_split(report.compile_phase_totals),
         )
 
     @property
@@ -124,7 +124,7 @@ def _differences(eq: Equivalence | None) -> dict[str, Any]:
     return {"max_abs": biggest(chosen, "max_abs"), "max_rel": biggest(chosen, "max_rel"), "diverged": diverged}
 
 
-def _phase_split(totals: PhaseTotals | None) -> dict[str, float | None]:
+def _compile_split(totals: PhaseTotals | None) -> dict[str, float | None]:
     """dynamo_s and backend_s from a report's compile_phase_totals; both None without one
     (no frame compiled, or an older worker)."""
     if totals is None:
@@ -134,7 +134,7 @@ def _phase_split(totals: PhaseTotals | None) -> dict[str, float | None]:
     return {"dynamo_s": round(dynamo, 6), "backend_s": round(max(totals.total_s - dynamo, 0.0), 6)}
 
 
-def phase_split_words(cell: Cell) -> str:
+def compile_split_words(cell: Cell) -> str:
     """ "0.190/1.85s": the cell's compile time, Dynamo's part / the backend's; "" without one."""
     if cell.dynamo_s is None or cell.backend_s is None:
         return ""

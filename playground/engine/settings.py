@@ -1,12 +1,13 @@
-"""The toggles of one experiment, as a frozen value shared by the CLI, the app and the worker.
+"""The toggles of one experiment, as a frozen value shared by the CLI, the app and the worker,
+and the checks every value passes before it becomes one.
 
 Torch-free on purpose: the UI process builds and cycles these without importing torch.
 
-Settings are resolved once, by `resolve_settings`: the defaults, then the snippet's literal
-`SETTINGS`, then the command line (or the app's keys). The snippet is never run for this: its
-`SETTINGS` is read with `ast`, strictly. A key we do not know, a value of the wrong type, or a
-`SETTINGS` that is not a literal is a problem named with its line, never skipped in silence: a
-misspelt key (`"fullgrpah": True`) would otherwise run the experiment the user did not ask for.
+A key we do not know or a value of the wrong type is a `SettingsProblem` named with its line,
+never skipped in silence: a misspelt key (`"fullgrpah": True`) would otherwise run the
+experiment the user did not ask for. Where the values come from: the snippet's `SETTINGS`
+(`playground.engine.snippet_settings`, which also layers them: `resolve_settings`), flags
+(`playground.cli.flags`) and the app's keys.
 """
 
 from __future__ import annotations
@@ -35,11 +36,8 @@ DEVICES: tuple[str, ...] = ("cpu", "cuda")
 #: What a snippet that defines both `model` and `fn` runs; None is the contract's rule (model).
 TARGETS: tuple[str | None, ...] = (None, "model", "fn")
 
-#: Upper bounds of the duration flags (seconds): past them a typo, not a wish (and 1e12 s
-#: overflows the worker's faulthandler timer).
-MAX_TIMEOUT_S, MAX_MIN_RUN_TIME_S = 86_400.0, 3_600.0
 #: A backend or mode name as torch spells them: no spaces, quotes or control characters.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 #: torch.compiler.set_stance's stances on torch 2.13 (tests/engine/test_config_settings.py
 #: checks them against torch's own list); "default" is plain compilation.
@@ -180,13 +178,6 @@ class Settings:
             words.append("error_on_graph_break")
         return words
 
-    def config_value(self, key: str) -> Any:
-        """The value this run sets for config `key`, or KeyError when it leaves torch's."""
-        for name, value in self.config:
-            if name == key:
-                return value
-        raise KeyError(key)
-
     def with_config(self, key: str, value: Any, *, unset: bool = False) -> Settings:
         """These settings with config `key` set to `value` (or removed, with `unset`)."""
         pairs = dict(self.config)
@@ -199,7 +190,7 @@ class Settings:
 
 def config_word(key: str, value: Any) -> str:
     """ "dynamo.recompile_limit=4": a config pair as labels, history and exports show it."""
-    return f"{key}={_shown(_jsonable(value))}"
+    return f"{key}={shown_value(_jsonable(value))}"
 
 
 def _frozen(value: Any) -> Any:
@@ -256,7 +247,7 @@ class SettingsError(ValueError):
         self.problem = problem
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     """A value as the message names it: repr, on one line, never more than 60 characters."""
     try:
         text = repr(value)
@@ -270,12 +261,12 @@ def _bad(key: str, value: Any, allowed: str, line: int | None, where: str) -> Se
     kind = "the string " if isinstance(value, str) else ""
     name = f"{where}[{key!r}]" if where else key
     return SettingsError(
-        SettingsProblem("BadSettingValue", f"{name} is {kind}{_shown(value)}; allowed: {allowed}", line, key)
+        SettingsProblem("BadSettingValue", f"{name} is {kind}{shown_value(value)}; allowed: {allowed}", line, key)
     )
 
 
 def _check_name(key: str, value: Any, line: int | None, where: str) -> str:
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
+    if not isinstance(value, str) or not NAME.fullmatch(value):
         allowed = "a name such as 'eager', 'aot_eager' or 'inductor' (letters, digits, _ . : -)"
         raise _bad(key, value, allowed, line, where)
     return value
@@ -320,7 +311,7 @@ def check_value(key: str, value: Any, line: int | None = None, where: str = "") 
         if value not in TARGETS:
             raise _bad(key, value, "'model', 'fn' or None (the contract's rule: model when both exist)", line, where)
         return value
-    raise SettingsError(_unknown_key(key, line, where))
+    raise SettingsError(unknown_key_problem(key, line, where))
 
 
 def config_key(text: Any) -> str | None:
@@ -368,14 +359,15 @@ def _config_pairs(value: Any, line: int | None, where: str) -> Config:
     return tuple(sorted(pairs.items()))
 
 
-def _unknown_key(key: Any, line: int | None, where: str = "") -> SettingsProblem:
+def unknown_key_problem(key: Any, line: int | None, where: str = "") -> SettingsProblem:
+    """The problem of a key that is not a setting, with the closest one when there is one."""
     hint = ""
     if isinstance(key, str):
         close = difflib.get_close_matches(key, SETTING_KEYS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
     owner = f"{where} has an" if where else "an"
-    message = f"{owner} unknown key {_shown(key)}{hint}; known keys: {', '.join(SETTING_KEYS)}"
-    return SettingsProblem("UnknownSetting", message, line, _shown(key))
+    message = f"{owner} unknown key {shown_value(key)}{hint}; known keys: {', '.join(SETTING_KEYS)}"
+    return SettingsProblem("UnknownSetting", message, line, shown_value(key))
 
 
 @dataclass(frozen=True)
@@ -406,7 +398,7 @@ def settings_from_mapping(
     for key, value in data.items():
         line = lines.get(key)
         if not isinstance(key, str) or key not in SETTING_KEYS:
-            problems.append(_unknown_key(key, line, where))
+            problems.append(unknown_key_problem(key, line, where))
             continue
         try:
             values[key] = check_value(key, value, line, where)
@@ -415,307 +407,31 @@ def settings_from_mapping(
     return ResolvedSettings(replace(base or Settings(), **values), tuple(problems))
 
 
-# --- the snippet's SETTINGS, read without running it --------------------------------------
-
-
-@dataclass(frozen=True)
-class SnippetSettings:
-    """What a snippet's SETTINGS literal gives: the keys given (unchecked) with their lines, or
-    the problem that kept it from being read."""
-
-    given: dict[str, Any]
-    lines: dict[str, int]
-    problems: tuple[SettingsProblem, ...] = ()
-    line: int | None = None
-
-
-_NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
-if hasattr(ast, "TryStar"):  # Python 3.11+
-    _NESTED = (*_NESTED, ast.TryStar)
-
-
-def _children(node: ast.AST) -> list[ast.stmt]:
-    """The statements directly inside a compound statement (not inside def or class)."""
-    out: list[ast.stmt] = []
-    for name in ("body", "orelse", "finalbody"):
-        out.extend(getattr(node, name, None) or [])
-    for handler in getattr(node, "handlers", None) or []:
-        out.extend(handler.body)
-    for case in getattr(node, "cases", None) or []:
-        out.extend(case.body)
-    return out
-
-
-def _names_settings(target: ast.AST) -> bool:
-    if isinstance(target, ast.Name):
-        return target.id == "SETTINGS"
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_names_settings(t) for t in target.elts)
-    if isinstance(target, ast.Starred):
-        return _names_settings(target.value)
-    return False
-
-
-def _changes_settings(node: ast.stmt) -> bool:
-    """`SETTINGS[k] = v`, `SETTINGS.update(...)`, `SETTINGS |= ...`: edits we cannot see."""
-
-    def is_settings(n: ast.AST) -> bool:
-        return isinstance(n, ast.Name) and n.id == "SETTINGS"
-
-    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if isinstance(node, ast.AugAssign) and is_settings(node.target):
-            return True
-        return any(isinstance(t, (ast.Subscript, ast.Attribute)) and is_settings(t.value) for t in targets)
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        func = node.value.func
-        return isinstance(func, ast.Attribute) and is_settings(func.value)
-    if isinstance(node, ast.Delete):
-        return any(_names_settings(t) or (isinstance(t, ast.Subscript) and is_settings(t.value)) for t in node.targets)
-    return False
-
-
-def _defines_settings(node: ast.stmt) -> ast.expr | None | bool:
-    """The assigned value when `node` binds SETTINGS (None when it binds it some other way,
-    e.g. an import), False when it does not bind it."""
-    if isinstance(node, ast.Assign) and any(_names_settings(t) for t in node.targets):
-        plain = all(isinstance(t, ast.Name) for t in node.targets)
-        return node.value if plain else None
-    if isinstance(node, ast.AnnAssign) and _names_settings(node.target):
-        return node.value
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        if any((alias.asname or alias.name.split(".")[0]) == "SETTINGS" for alias in node.names):
-            return None
-    if isinstance(node, (ast.For, ast.AsyncFor)) and _names_settings(node.target):
-        return None
-    return False
-
-
-def _scan(body: list[ast.stmt], nested: bool, found: list[tuple[ast.stmt, Any, bool]], edits: list[ast.stmt]) -> None:
-    for node in body:
-        value = _defines_settings(node)
-        if value is not False:
-            found.append((node, value, nested))
-        elif _changes_settings(node):
-            edits.append(node)
-        if isinstance(node, _NESTED):
-            _scan(_children(node), True, found, edits)
-
-
-def _not_literal(line: int, why: str) -> SettingsProblem:
-    return SettingsProblem(
-        "SettingsNotLiteral",
-        f"SETTINGS {why}; it is read without running the snippet: write one module-level "
-        "literal dict such as SETTINGS = {'fullgraph': True}",
-        line,
-    )
-
-
-def _literal(node: ast.expr, key: str) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise SettingsError(_not_literal(node.lineno, f"[{key!r}] is not a literal")) from None
-
-
-def _pairs(value: ast.expr, line: int) -> list[tuple[Any, ast.expr, int]]:
-    """(key, value node, line) for a dict literal or dict(...) of literals; SettingsError else."""
-    if isinstance(value, ast.Dict):
-        out = []
-        for k, v in zip(value.keys, value.values, strict=True):
-            if k is None:
-                raise SettingsError(_not_literal(v.lineno, "unpacks another dict with **"))
-            key = _literal(k, "key")
-            out.append((key, v, k.lineno))
-        return out
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-        out = []
-        if len(value.args) > 1 or (value.args and not isinstance(value.args[0], ast.Dict)):
-            raise SettingsError(_not_literal(line, "is dict(...) of something other than a literal dict"))
-        if value.args:
-            out.extend(_pairs(value.args[0], line))
-        for kw in value.keywords:
-            if kw.arg is None:
-                raise SettingsError(_not_literal(kw.value.lineno, "unpacks another dict with **"))
-            out.append((kw.arg, kw.value, kw.value.lineno))
-        return out
-    try:
-        shown = _shown(ast.literal_eval(value))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise SettingsError(_not_literal(line, "is computed, not a literal dict")) from None
-    raise SettingsError(
-        SettingsProblem("BadSettingValue", f"SETTINGS is {shown}, not a dict; write e.g. {{'fullgraph': True}}", line)
-    )
-
-
-def read_snippet_settings(text: str) -> SnippetSettings:
-    """The snippet's module-level SETTINGS, read with ast; never raises. A snippet that does not
-    parse gives nothing (the worker reports its syntax error)."""
-    text = text.removeprefix("\ufeff")
-    if "SETTINGS" not in text:
-        return SnippetSettings({}, {})  # the common case, and a 50 MB snippet is not parsed twice
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return SnippetSettings({}, {})
-    found: list[tuple[ast.stmt, Any, bool]] = []
-    edits: list[ast.stmt] = []
-    _scan(tree.body, False, found, edits)
-    if not found:
-        return SnippetSettings({}, {})
-    node, value, nested = found[0]
-    if len(found) > 1:
-        where = ", ".join(str(n.lineno) for n, _, _ in found[:5])
-        return _failed(node.lineno, _not_literal(found[1][0].lineno, f"is bound more than once (lines {where})"))
-    if nested:
-        return _failed(node.lineno, _not_literal(node.lineno, "is assigned inside a block (if, try, for, with…)"))
-    if value is None:
-        return _failed(node.lineno, _not_literal(node.lineno, "is not assigned a literal"))
-    if edits:
-        return _failed(node.lineno, _not_literal(edits[0].lineno, f"is changed at line {edits[0].lineno}"))
-    try:
-        pairs = _pairs(value, node.lineno)
-    except SettingsError as exc:
-        return _failed(node.lineno, exc.problem)
-    given: dict[str, Any] = {}
-    lines: dict[str, int] = {}
-    problems: list[SettingsProblem] = []
-    for key, value_node, line in pairs:
-        if not isinstance(key, str):
-            problems.append(_unknown_key(key, line, "SETTINGS"))
-            continue
-        if key in given:
-            message = f"SETTINGS gives the key {_shown(key)} twice (Python keeps the last); keep one"
-            problems.append(SettingsProblem("BadSettingValue", message, line, _shown(key)))
-            continue
-        try:
-            given[key] = _literal(value_node, str(key))
-        except SettingsError as exc:
-            problems.append(exc.problem)
-            continue
-        lines[key] = line
-    return SnippetSettings(given, lines, tuple(problems), node.lineno)
-
-
-def _failed(line: int, problem: SettingsProblem) -> SnippetSettings:
-    return SnippetSettings({}, {}, (problem,), line)
-
-
-def resolve_settings(
-    text: str | None, overrides: Mapping[str, Any] | None = None, base: Settings | None = None
-) -> ResolvedSettings:
-    """The one place settings are worked out: `base` (the defaults), then the snippet's SETTINGS
-    (from `text`, None when there is no snippet text), then `overrides` (the command line or the
-    app's keys: only the keys given, already typed: {"dynamic": None} means auto). Never raises."""
-    snippet = read_snippet_settings(text) if text else SnippetSettings({}, {})
-    from_file = settings_from_mapping(snippet.given, base, snippet.lines, "SETTINGS")
-    problems = [*snippet.problems, *from_file.problems]
-    given = dict(overrides or {})
-    if "config" in given and from_file.settings.config:
-        # --config adds to the snippet's config keys (or sets one anew); it does not drop the rest.
-        try:
-            flags = check_value("config", given["config"])
-            given["config"] = dict(from_file.settings.config) | dict(flags)
-        except SettingsError:
-            pass  # reported below, with the flags' other problems
-    from_flags = settings_from_mapping(given, from_file.settings)
-    problems.extend(from_flags.problems)
-    return ResolvedSettings(from_flags.settings, tuple(problems))
-
-
-def snippet_settings_error(text: str) -> dict[str, Any] | None:
-    """The contract's `settings` error for the first problem in the snippet's SETTINGS (unknown
-    key, bad value, not a literal), or None when SETTINGS is absent or fine."""
-    return resolve_settings(text).error
-
-
-def overrides_of(namespace: Any) -> dict[str, Any]:
-    """The setting flags an argparse namespace holds: only those given (the flags default to
-    argparse.SUPPRESS, so an absent attribute means "not given")."""
-    return {key: getattr(namespace, key) for key in SETTING_KEYS if hasattr(namespace, key)}
-
-
-# --- command-line spellings, for argparse's `type=` ----------------------------------------
-
-
-def dynamic_arg(text: str) -> bool | None:
-    """--dynamic auto|true|false."""
-    try:
-        return parse_dynamic(text)
-    except ValueError as exc:
-        raise _arg_error(str(exc)) from None
-
-
-def name_arg(text: str) -> str:
-    """--backend NAME: a name as torch spells them (which ones exist, the worker says)."""
-    if not _NAME.fullmatch(text):
-        raise _arg_error(f"{_shown(text)} is not a backend name (letters, digits, _ . : -; e.g. eager, inductor)")
-    return text
-
-
-def mode_arg(text: str) -> str | None:
-    """--mode NAME: default or one of torch.compile's modes."""
-    try:
-        return check_value("mode", text)
-    except SettingsError:
-        allowed = ", ".join(["default"] + [m for m in MODES if m])
-        raise _arg_error(f"{_shown(text)} is not a mode; allowed: {allowed}") from None
-
-
-def config_arg(text: str) -> tuple[str, Any]:
-    """--config KEY=VALUE: a config key and a JSON literal (true, 4, "name", null, [1, 2]);
-    Python's True/False/None are read too, and anything else is the string as typed."""
+def parse_config_assignment(text: str) -> tuple[str, Any]:
+    """ "KEY=VALUE" as a config pair: a config key and a JSON literal (true, 4, "name", null,
+    [1, 2]); Python's True/False/None are read too, and anything else is the string as typed.
+    ValueError, with a message for the user, when `text` is not one. The spelling of --config
+    and of the command palette's "Config:" entries."""
     key, sep, raw = text.partition("=")
     name = config_key(key.strip())
     if not sep or name is None:
-        raise _arg_error(
-            f"{_shown(text)} is not KEY=VALUE with KEY dynamo.<name> or inductor.<name> "
+        raise ValueError(
+            f"{shown_value(text)} is not KEY=VALUE with KEY dynamo.<name> or inductor.<name> "
             "(e.g. dynamo.capture_scalar_outputs=true)"
         )
     raw = raw.strip()
-    refusal = f"{_shown(raw)} is not a value for {name}: give true/false, a number, a string or null"
+    refusal = f"{shown_value(raw)} is not a value for {name}: give true/false, a number, a string or null"
     try:
         value = json.loads(raw)
     except RecursionError:
         # Nested thousands deep: no config value is (lists go two deep at most), and the
         # traceback it raised is no way to say so.
-        raise _arg_error(refusal + " (or a list of them, two deep at most)") from None
+        raise ValueError(refusal + " (or a list of them, two deep at most)") from None
     except ValueError:
         try:
             value = ast.literal_eval(raw)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             value = raw
     if not _config_value(value):
-        raise _arg_error(refusal)
+        raise ValueError(refusal)
     return name, _frozen(value)
-
-
-def stance_arg(text: str) -> str:
-    """--stance NAME: one of torch.compiler.set_stance's stances."""
-    try:
-        return check_value("stance", text)
-    except SettingsError:
-        raise _arg_error(f"{_shown(text)} is not a stance; allowed: {', '.join(STANCES)}") from None
-
-
-def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:
-    """An argparse type for a duration in seconds: finite, > 0 (or >= 0) and at most `high`."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except (ValueError, OverflowError):
-            raise _arg_error(f"{_shown(text)} is not a number of seconds") from None
-        ok = math.isfinite(value) and (value >= low if zero_ok else value > low) and value <= high
-        if not ok:
-            least = f">= {low:g}" if zero_ok else f"> {low:g}"
-            raise _arg_error(f"{text} is out of range: give seconds {least} and <= {high:g}")
-        return value
-
-    return parse
-
-
-def _arg_error(message: str) -> Exception:
-    import argparse
-
-    return argparse.ArgumentTypeError(message)

@@ -1,7 +1,8 @@
 """Reading a snippet file on the client side, torch-free.
 
-The client reads the bytes once, hashes them and sends that very text to the worker, so the
-SHA-256 in a report is always of the content that ran, even if the file changes mid-run.
+A run reads the bytes once (`prepare_run`, or the app's own read of the file it shows), hashes
+them and sends that very text to the worker, so the SHA-256 in a report is always of the
+content that ran, even if the file changes mid-run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.report import Report, RunError
-from playground.engine.settings import Settings, SettingsError, check_value, read_snippet_settings, resolve_settings
+from playground.engine.settings import ResolvedSettings, Settings
+from playground.engine.snippet_settings import resolve_settings
 
 
 class SnippetError(Exception):
@@ -31,6 +33,9 @@ class SnippetError(Exception):
 
 @dataclass(frozen=True)
 class SnippetSource:
+    """The snippet as read once for a run: its resolved path, its text (a BOM dropped) and the
+    SHA-256 of its bytes on disk. The worker is sent this text, never the file's path to read."""
+
     path: str
     text: str
     sha256: str
@@ -38,9 +43,12 @@ class SnippetSource:
 
 def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
     """The file's text and the SHA-256 of its bytes, or a SnippetError saying why not."""
-    p = Path(path)
+    return snippet_from_bytes(path, _read(Path(path)))
+
+
+def _read(p: Path) -> bytes:
     try:
-        data = read_regular_bytes(p)
+        return read_regular_bytes(p)
     except FileNotFoundError:
         raise SnippetError("FileNotFoundError", f"no such file: {p}") from None
     except IsADirectoryError:
@@ -51,6 +59,12 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
         raise SnippetError("PermissionError", f"permission denied reading {p}") from None
     except OSError as exc:
         raise SnippetError(type(exc).__name__, f"cannot read {p}: {exc.strerror or exc}") from None
+
+
+def snippet_from_bytes(path: str | os.PathLike[str], data: bytes) -> SnippetSource:
+    """The snippet in `data`, the bytes just read from `path`; a SnippetError when it cannot
+    run at all (empty, not UTF-8)."""
+    p = Path(path)
     sha = hashlib.sha256(data).hexdigest()
     if not data.strip():
         raise SnippetError("EmptySnippet", f"{p.name} is empty: define `fn` or `model` and `inputs()`", None, sha)
@@ -71,13 +85,19 @@ def read_snippet(path: str | os.PathLike[str]) -> SnippetSource:
 
 @dataclass(frozen=True)
 class PreparedRun:
-    """What a front end knows before it sends a run: the settings resolved once (defaults, the
-    snippet's SETTINGS, the overrides) and, when they cannot be used, the settings error."""
+    """One run as a front end prepares it, before it is sent: the snippet read once (`source`),
+    the settings resolved once (defaults, the snippet's SETTINGS, the overrides) and, when they
+    cannot be used, the settings error. The client sends `source` as it is: neither the file
+    nor its SETTINGS is read again."""
 
     path: str
     settings: Settings
     error: RunError | None = None
     sha256: str | None = None
+    #: The text that runs; None when the file could not be read or cannot run at all, and then
+    #: `unreadable` says why.
+    source: SnippetSource | None = None
+    unreadable: RunError | None = None
 
     def refused_report(self) -> Report:
         """The report of a run refused for its settings: torch is never reached."""
@@ -91,27 +111,20 @@ def prepare_run(path: str | os.PathLike[str], overrides: dict[str, Any] | None =
     overrides on the defaults and no error here: the client reports why it cannot be read."""
     try:
         source = read_snippet(path)
-    except SnippetError:
-        return PreparedRun(str(Path(path).absolute()), resolve_settings(None, overrides).settings)
-    resolved = resolve_settings(source.text, overrides)
+    except SnippetError as exc:
+        return unreadable_run(path, resolve_settings(None, overrides).settings, exc)
+    return prepared_from(source, resolve_settings(source.text, overrides))
+
+
+def prepared_from(source: SnippetSource, resolved: ResolvedSettings) -> PreparedRun:
+    """The run of `source` under `resolved`, refused when they have a problem."""
     error = RunError.from_dict(resolved.error) if resolved.error is not None else None
-    return PreparedRun(source.path, resolved.settings, error, source.sha256)
+    return PreparedRun(source.path, resolved.settings, error, source.sha256, source)
 
 
-def literal_settings(text: str) -> dict[str, Any]:
-    """The valid keys of the snippet's module-level SETTINGS, read without running the snippet
-    (the UI needs its initial toggles before the worker has torch). The problems in it are
-    reported by `playground.engine.settings.snippet_settings_error`, not here."""
-    snippet = read_snippet_settings(text)
-    return {key: value for key, value in snippet.given.items() if _valid(key, value)}
-
-
-def _valid(key: str, value: Any) -> bool:
-    try:
-        check_value(key, value)
-    except SettingsError:
-        return False
-    return True
+def unreadable_run(path: str | os.PathLike[str], settings: Settings, exc: SnippetError) -> PreparedRun:
+    """The run of a file that cannot run at all: its report says why, and no worker is needed."""
+    return PreparedRun(str(Path(path).absolute()), settings, None, exc.sha256, None, exc.error)
 
 
 _STACK_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)', re.M)

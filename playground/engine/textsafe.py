@@ -11,7 +11,6 @@ the app and the command-line reports share this one function.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 #: C0 controls (but \t and \n, which keep their meaning), DEL and the C1 controls, plus a
 #: CRLF pair, which is a line ending rather than two controls.
@@ -44,17 +43,6 @@ def visible(text: str) -> str:
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_picture, text)
-
-
-def visible_data(value: Any) -> Any:
-    """A JSON-like value (a report dict) with `visible` applied to every string in it."""
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, dict):
-        return {visible_data(key): visible_data(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(visible_data(item) for item in value)
-    return value
 
 
 def one_line(text: str) -> str:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.engine.snippet import SnippetError, literal_settings, read_snippet
+from playground.engine.snippet import SnippetError, read_snippet
+from playground.engine.snippet_settings import literal_settings
 
 CONTRACT_KEYS = {
     "torch_version",
@@ -69,7 +70,7 @@ def test_check_json_follows_the_contract(snippet):
         "mode": None,
         "device": "cpu",
         "cold": False,
-        # Torch's own switches (issue 12), at their defaults.
+        # Torch's own switches, at their defaults.
         "config": {},
         "stance": "default",
         "error_on_graph_break": False,

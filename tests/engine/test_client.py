@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 
 from playground.engine.client import RunCancelled
-from playground.engine.events import Progress, RunResult
+from playground.engine.events import ProgressEvent, RunResult
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 
@@ -90,7 +90,7 @@ def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet
         events = []
         report = w.run(broken, Settings(backend="inductor"), events.append, timing=False).report
         assert report.error is not None and report.error.kind == "snippet" and report.error.line == 2
-        said = [e.message for e in events if isinstance(e, Progress)]
+        said = [e.message for e in events if isinstance(e, ProgressEvent)]
         assert said and not any("Inductor" in words for words in said), said
         good = snippet(
             "import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"

@@ -1,4 +1,4 @@
-"""Torch's own switches as settings (issue 12): config keys, the stance, error_on_graph_break.
+"""Torch's own switches as settings: config keys, the stance, error_on_graph_break.
 
 The client checks their shape only (it is torch-free); the worker checks each key and type
 against this torch's real config modules. On real workers, backend eager.
@@ -12,18 +12,12 @@ import sys
 
 import pytest
 
+from playground.cli.flags import config_arg, overrides_of
 from playground.cli.main import parse
 from playground.engine.history import Entry, changes, settings_changes
 from playground.engine.report import Report
-from playground.engine.settings import (
-    COMMON_CONFIG,
-    STANCES,
-    Settings,
-    config_arg,
-    overrides_of,
-    resolve_settings,
-    snippet_settings_error,
-)
+from playground.engine.settings import COMMON_CONFIG, STANCES, Settings
+from playground.engine.snippet_settings import resolve_settings, snippet_settings_error
 from tests.engine.conftest import run
 
 ITEM = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playground.engine.events import DiagnosticsReady, Progress
+from playground.engine.events import DiagnosticsEvent, ProgressEvent
 from playground.engine.settings import Settings
 
 from .conftest import EAGER, run, run_result
@@ -218,13 +218,13 @@ def test_progress_events_stream_before_the_report(worker, snippet):
     events = []
     result = run_result(worker, snippet(SHAPES), EAGER, on_event=events.append)
     kinds = [type(e) for e in events]
-    assert kinds.index(DiagnosticsReady) < len(kinds)
-    assert set(kinds) <= {Progress, DiagnosticsReady}  # typed events only, never dicts
-    phases = [e.phase for e in events if isinstance(e, Progress)]
-    assert "loading" in phases and "compiling" in phases and "equivalence" in phases
-    compiling = [e for e in events if isinstance(e, Progress) and e.phase == "compiling"]
+    assert kinds.index(DiagnosticsEvent) < len(kinds)
+    assert set(kinds) <= {ProgressEvent, DiagnosticsEvent}  # typed events only, never dicts
+    steps = [e.step for e in events if isinstance(e, ProgressEvent)]
+    assert "loading" in steps and "compiling" in steps and "equivalence" in steps
+    compiling = [e for e in events if isinstance(e, ProgressEvent) and e.step == "compiling"]
     assert compiling[-1].call == 4 and compiling[-1].calls == 4
-    diag = next(e for e in events if isinstance(e, DiagnosticsReady)).report
+    diag = next(e for e in events if isinstance(e, DiagnosticsEvent)).report
     assert diag.stage == "diagnostics" and diag.equivalence is None and diag.timings is None
     assert diag.graph_count == 2
     assert result.report.stage == "complete" and result.trace is None  # no trace unless asked

@@ -7,10 +7,12 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from playground.cli.flags import overrides_of
 from playground.cli.main import parse
 from playground.engine.report import Report
 from playground.engine.session import SessionReader, SessionWriter, setting_flags, write_new_file
-from playground.engine.settings import Settings, overrides_of, resolve_settings
+from playground.engine.settings import Settings
+from playground.engine.snippet_settings import resolve_settings
 
 
 def test_setting_flags_give_exactly_the_settings_whatever_the_snippet_says():

@@ -21,11 +21,9 @@ from playground.engine.settings import (
     Settings,
     SettingsError,
     check_value,
-    resolve_settings,
     settings_from_mapping,
-    snippet_settings_error,
 )
-from playground.engine.snippet import literal_settings
+from playground.engine.snippet_settings import literal_settings, resolve_settings, snippet_settings_error
 
 valid_settings = st.builds(
     Settings,

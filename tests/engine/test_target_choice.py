@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.engine.settings import Settings, resolve_settings
+from playground.engine.settings import Settings
+from playground.engine.snippet_settings import resolve_settings
 from tests.engine.conftest import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -91,7 +91,7 @@ async def test_presenter_and_three_followers(snippet: Path, tmp_path: Path):
         assert followers[0].shown_run == 3 and "1 newer (l: live)" in follow_bar(followers[0])
         assert "graphs 2  breaks 1" in bar_text(followers[0])
         await pilots[1].press("2")
-        assert followers[1].main.active_pane == "breaks" and followers[2].main.active_pane == "source"
+        assert followers[1].main.deck.current == "breaks" and followers[2].main.deck.current == "source"
         # The presenter's pane shows on every follower's bar.
         await boss.press("3")
         await wait_for(everyone, lambda: all("Graphs pane" in follow_bar(a) for a in followers))
@@ -146,7 +146,7 @@ async def test_a_follower_whose_presenter_quits_says_so_and_stays_usable(snippet
         await wait_for([pilot], lambda: "the presenter left at" in follow_bar(follower))
         # Still usable: panes switch, the run stays, and forking works.
         await pilot.press("2")
-        assert follower.main.active_pane == "breaks"
+        assert follower.main.deck.current == "breaks"
         assert "Data-dependent branching" in pane_text(follower, "breaks")
         await pilot.press("p")
     assert isinstance(follower.return_value, Fork)

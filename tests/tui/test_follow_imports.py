@@ -32,7 +32,7 @@ async def main():
                 break
         assert app.shown_run == 1, app.shown_run
         await pilot.press("2")
-        assert app.main.active_pane == "breaks"
+        assert app.main.deck.current == "breaks"
 
 asyncio.run(main())
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "depyf") or m.startswith("playground.worker"))

@@ -66,7 +66,7 @@ async def test_fullgraph_shows_the_refusal_as_this_runs_finding(snippet: Path):
         assert app.settings.fullgraph is True
         assert "fullgraph on" in bar_text(app, "settings")
         summary = bar_text(app)
-        # The refusal is the result (tests/tui/test_tui_honest.py has the details), not STALE.
+        # The refusal is the result (tests/tui/test_tui_findings.py has the details), not STALE.
         assert summary.startswith("fullgraph=True refused the break at line 10: Unsupported")
         assert "STALE" not in summary and "done" in summary
         assert "REFUSED by fullgraph=True" in pane_text(app, "source")
@@ -179,14 +179,14 @@ async def test_pane_keys_switch_tabs_and_wide_screens_show_source_beside(snippet
         await settle(pilot)
         for key, pane in (("2", "breaks"), ("5", "recompiles"), ("9", "output"), ("1", "source")):
             await pilot.press(key)
-            assert app.main.active_pane == pane
+            assert app.main.deck.current == pane
             assert app.main.query_one("#tabbar").active == pane
         assert not app.main.query_one("#side").display
     async with make_app(snippet, engine=FakeEngine(), watch=False).run_test(size=(160, 50)) as pilot:
         app = pilot.app
         await settle(pilot)
         assert app.main.query_one("#side").display
-        assert app.main.active_pane == "graphs"
+        assert app.main.deck.current == "graphs"
         await pilot.press("1")
         assert app.focused is app.main.query_one("#side-source")
 
@@ -301,7 +301,7 @@ async def test_the_watcher_sees_an_atomic_save(snippet: Path):
 
 
 class _Broken(FakeEngine):
-    async def run(self, path, settings, on_event=None):
+    async def run(self, path, settings, on_event=None, **options):
         raise RuntimeError("pipe closed")
 
 
@@ -331,7 +331,7 @@ async def test_square_brackets_step_through_the_graphs(snippet: Path):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("right_square_bracket")
-        assert app.main.active_pane == "graphs"
+        assert app.main.deck.current == "graphs"
         assert "graph 2 (2 of 2): FX code" in pane_text(app, "graphs")
         await pilot.press("right_square_bracket")  # stays on the last
         assert app.main.graph == 1

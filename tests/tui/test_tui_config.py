@@ -1,5 +1,5 @@
 """Torch's switches in the app (settings bar, palette) and the matrix screen's ladder view,
-on a fake engine with canned results (issue 12)."""
+on a fake engine with canned results."""
 
 from __future__ import annotations
 

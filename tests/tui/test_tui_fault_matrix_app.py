@@ -91,7 +91,7 @@ async def assert_responsive(pilot, name: str) -> None:
     for key, tab in (("2", "breaks"), ("9", "output"), ("1", "source")):
         started = time.monotonic()
         await pilot.press(key)
-        await wait_until(pilot, lambda tab=tab: main.active_pane == tab, f"{name}: key {key} to show {tab}", timeout=5)
+        await wait_until(pilot, lambda tab=tab: main.deck.current == tab, f"{name}: key {key} to show {tab}", timeout=5)
         assert time.monotonic() - started < 5, f"{name}: key {key} took {time.monotonic() - started:.1f} s"
 
 

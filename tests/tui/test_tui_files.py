@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from playground.engine.settings import Settings
-from playground.engine.snippet import literal_settings
+from playground.engine.snippet_settings import literal_settings
 from tui import cli
 from tui.factory import initial_settings
 from tui.files import copy_without_overwrite, header_title, list_gallery, open_copy

@@ -31,10 +31,10 @@ def test_every_string_of_a_report_is_escaped_and_the_rest_kept():
 
 
 def test_engine_events_become_the_app_messages_of_their_run():
-    progress = event_message(7, events.Progress("compiling", 1, 3, f"go {ESC}"))
+    progress = event_message(7, events.ProgressEvent("compiling", 1, 3, f"go {ESC}"))
     assert progress == Progress(7, "compiling", 1, 3, "go ␛[2J")
-    restarted = event_message(7, events.WorkerRestarted(f"died {ESC}"))
+    restarted = event_message(7, events.RestartEvent(f"died {ESC}"))
     assert restarted == WorkerRestarted(7, "died ␛[2J")
     report = Report.from_dict(load_fixture("break"))
-    ready = event_message(7, events.DiagnosticsReady(report))
+    ready = event_message(7, events.DiagnosticsEvent(report))
     assert isinstance(ready, DiagnosticsReady) and ready.generation == 7 and ready.report is report

@@ -83,7 +83,7 @@ async def test_progress_updates_rebuild_no_pane(snippet: Path, counted: dict[str
         view = app.main.view
         assert not view.stale
         for call in (1, 2, 3):
-            app.main.view = replace(view, run=RunState("running", phase="compiling", call=call, calls=3))
+            app.main.view = replace(view, run=RunState("running", step="compiling", call=call, calls=3))
             await pilot.pause()
         assert renders(app) == before
         assert counted["guards"] == guards
@@ -116,12 +116,12 @@ async def test_a_stale_result_is_rebuilt_once_under_its_stale_line(snippet: Path
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         good = app.main.view
-        stale = replace(good, stale=True, run=RunState("running", phase="compiling", call=1))
+        stale = replace(good, stale=True, run=RunState("running", step="compiling", call=1))
         app.main.view = stale
         await pilot.pause()
         assert "STALE: from before the latest change" in pane_text(app, "guards")
         once = renders(app)
-        app.main.view = replace(stale, run=RunState("running", phase="compiling", call=2))
+        app.main.view = replace(stale, run=RunState("running", step="compiling", call=2))
         await pilot.pause()
         assert renders(app) == once
         app.main.view = good

@@ -105,12 +105,12 @@ async def test_save_storm_through_the_app(tmp_path: Path):
                 burst = n // BURST
                 await pilot.pause(PAUSES_S[burst % len(PAUSES_S)])
                 key = keys[burst % len(keys)]
-                tab = app.main.active_pane
+                tab = app.main.deck.current
                 started = time.monotonic()
                 await pilot.press(key)
                 await wait_until(
                     pilot,
-                    lambda key=key, before=tab: app.main.active_pane != before or key == "1" and before == "source",
+                    lambda key=key, before=tab: app.main.deck.current != before or key == "1" and before == "source",
                     f"key {key} during the storm (after version {n})",
                     timeout=10,
                 )

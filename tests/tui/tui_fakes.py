@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.errors import RunCancelled
-from playground.engine.events import DiagnosticsReady, EventHandler, Progress, RunResult, Trace, WorkerRestarted
+from playground.engine.events import DiagnosticsEvent, EventHandler, ProgressEvent, RestartEvent, RunResult, Trace
 from playground.engine.report import Report
 from playground.engine.settings import Settings
+from playground.engine.snippet import PreparedRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -120,6 +121,7 @@ class FakeEngine:
         self.runs: list[tuple[str, Settings]] = []
         #: The keyword options of each run (trace, timing, min_run_time), in order.
         self.options: list[dict[str, Any]] = []
+        self.prepared: list[PreparedRun | None] = []
         self.cancels = 0
         self.closed = False
         self.crash_next = False
@@ -141,10 +143,13 @@ class FakeEngine:
         emit = on_event or (lambda event: None)
         text = Path(path).read_text()
         self.runs.append((text, settings))
+        # The app sends the snippet as it read it for every run; the options recorded are the
+        # ones a run asks for (trace, dynamo_code).
+        self.prepared.append(options.pop("prepared", None))
         self.options.append(options)
         self._cancel = asyncio.Event()
         for call in range(1, self.calls + 1):
-            emit(Progress("compiling", call, self.calls, ""))
+            emit(ProgressEvent("compiling", call, self.calls, ""))
             await asyncio.sleep(0)
         if self.gate is not None:
             waiter = asyncio.ensure_future(self.gate.wait())
@@ -156,7 +161,7 @@ class FakeEngine:
             raise RunCancelled()
         if self.crash_next or "CRASH" in text and len(self.runs) == 1:
             self.crash_next = False
-            emit(WorkerRestarted("worker exited with signal 9"))
+            emit(RestartEvent("worker exited with signal 9"))
             report = base_report(text, settings)
             report.update(
                 graph_count=0,
@@ -170,7 +175,7 @@ class FakeEngine:
         trace = TRACE if options.get("trace") else None
         diagnostics = copy.deepcopy(report)
         diagnostics.update(stage="diagnostics", equivalence=None, timings=None)
-        emit(DiagnosticsReady(Report.from_dict(diagnostics)))
+        emit(DiagnosticsEvent(Report.from_dict(diagnostics)))
         await asyncio.sleep(0)
         return RunResult(Report.from_dict(report), trace)
 

@@ -46,7 +46,7 @@ _ANALYSIS: dict[str, Callable[[Report], RenderableType]] = {
     "recompiles": panes.render_recompiles,
     "equivalence": panes.render_equivalence,
     "timings": panes.render_timings,
-    "dynamo_code": panes.render_dynamo_code,  # issue 12
+    "dynamo_code": panes.render_dynamo_code,
 }
 _ATTEMPT: dict[str, Callable[[Report], RenderableType]] = {
     "logs": panes.render_logs,
@@ -92,8 +92,7 @@ class MainScreen(Screen[None]):
         self._ready = True
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # No animations unless asked for: each frame of one is a repaint that takes the CPU
-            # from the next keypress (and crosses SSH); Textual's tabs slid their underline over
-            # 0.3 s, twenty repaints, when the app still used them.
+            # from the next keypress (and crosses SSH).
             self.app.animation_level = "none"
         if not self.app.is_headless:
             # What was loaded to get here (Textual, Rich, Pygments, the CSS) lives as long as
@@ -116,11 +115,6 @@ class MainScreen(Screen[None]):
     def deck(self) -> PaneDeck:
         """The tab panes (one widget: see tui/deck.py)."""
         return self.query_one("#deck", PaneDeck)
-
-    @property
-    def active_pane(self) -> str:
-        """The pane the tab bar shows as current."""
-        return self.deck.current
 
     def _apply_width(self, width: int) -> None:
         deck = self.deck

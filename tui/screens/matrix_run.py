@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from playground.engine.matrix import Cell, ladder_stages, ladder_summary, phase_split_words, remaining_words
+from playground.engine.matrix import Cell, compile_split_words, ladder_stages, ladder_summary, remaining_words
 from playground.engine.settings import Settings, dynamic_name
 from playground.engine.textsafe import visible
 from tui.panes.common import BAD, DIM, GOOD, WARN
@@ -134,15 +134,16 @@ def detail_text(settings: Settings, cell: Cell | None, state: str) -> Text:
     text.append(
         f"graphs {cell.graphs}  breaks {cell.breaks}  recompiles {cell.recompiles}  "
         f"recompile limit {'HIT' if cell.limit_hit else 'not hit'}  equiv {cell.equivalence}  "
-        f"compile {_seconds(cell.compile_s)} (first call){_phase_words(cell)}  speedup " + (cell.speedup_word or "n/a")
+        f"compile {_seconds(cell.compile_s)} (first call){_compile_split_words(cell)}  speedup "
+        + (cell.speedup_word or "n/a")
     )
     return text
 
 
-def _phase_words(cell: Cell) -> str:
+def _compile_split_words(cell: Cell) -> str:
     """ "; all compiles: Dynamo 0.19s, backend 1.84s": every compile of the run by phase, from
     torch's metrics; recompiles included, so it can exceed the first call's compile beside it."""
-    if not phase_split_words(cell):
+    if not compile_split_words(cell):
         return ""
     return f"; all compiles: Dynamo {_seconds(cell.dynamo_s)}, backend {_seconds(cell.backend_s)}"
 

@@ -1,4 +1,5 @@
-"""The app against a hostile snippet and a hostile environment (issue 14, "In the app").
+"""What the app does with input it does not control: a snippet, torch or a file name holding
+terminal controls, a broken $EDITOR, an odd file.
 
 Nothing a snippet prints, raises, holds in a comment or is named drives the terminal; a bad
 $EDITOR leaves the app alive with its terminal given back; a gallery pick keeps the command
@@ -18,11 +19,12 @@ import pytest
 from tui_fakes import FakeEngine, bar_text, base_report, pane_text, settle
 
 from playground.cli.textreport import render as text_report
-from playground.engine.events import Progress, RunResult, WorkerRestarted
+from playground.engine.events import ProgressEvent, RestartEvent, RunResult
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from playground.engine.textsafe import visible, visible_data
+from playground.engine.textsafe import visible
 from tui.factory import make_app
+from tui.intake import visible_value
 from tui.keys import PANES
 
 #: One of each class of sequence a terminal obeys.
@@ -61,9 +63,9 @@ def test_the_visible_forms():
     assert visible(visible(HOSTILE)) == visible(HOSTILE)  # escaping twice changes nothing
 
 
-def test_visible_data_reaches_every_string():
-    data = {"a": [HOSTILE, {"b": (HOSTILE, 1, None, 2.5)}], HOSTILE: True}
-    flat = repr(visible_data(data))
+def test_visible_value_reaches_every_string():
+    data = {"a": (HOSTILE, {"b": (HOSTILE, 1, None, 2.5)}), HOSTILE: True}
+    flat = repr(visible_value(data))
     assert "\\x1b" not in flat and "\\x07" not in flat and "␛" in flat
 
 
@@ -174,7 +176,7 @@ async def test_engine_failures_and_notifications_are_escaped(snippet: Path):
         async def run(self, *args: Any, **kwargs: Any) -> RunResult:
             emit = args[2] if len(args) > 2 else kwargs.get("on_event")
             if emit is not None:
-                emit(WorkerRestarted(f"restarted {HOSTILE}"))
+                emit(RestartEvent(f"restarted {HOSTILE}"))
             raise RuntimeError(f"engine broke {HOSTILE} [/]")
 
     app = make_app(snippet, engine=Failing(), watch=False)
@@ -393,7 +395,7 @@ class NeverEnding(FakeEngine):
     async def run(self, path: str, settings: Settings, on_event=None, **options: Any) -> RunResult:
         self.runs.append((Path(path).read_text(), settings))
         assert on_event is not None
-        on_event(Progress("compiling", 1, 3, ""))
+        on_event(ProgressEvent("compiling", 1, 3, ""))
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:

@@ -1,6 +1,7 @@
-"""Issue 12's views pinned as snapshots on canned reports (never a live torch run): the Code
-pane at 160x50, the Timing pane's per-phase table at 80x24, and the matrix screen's ablation
-ladder (x, then l) at 80x24 and 160x50, its highlighted row on the stage that diverges."""
+"""The Code pane, the compile-phase table and the ablation ladder pinned as snapshots on canned
+reports (never a live torch run): the Code pane at 160x50, the Timing pane's per-phase table at
+80x24, and the matrix screen's ablation ladder (x, then l) at 80x24 and 160x50, its highlighted
+row on the stage that diverges."""
 
 from __future__ import annotations
 

@@ -1,9 +1,15 @@
-"""Which changes become runs, and which run is the newest.
+"""The live-run loop's logic, shared by `watch` and the app: the newest save wins.
 
-Runs are numbered (generations). Only the newest generation's messages change what is shown,
-so a result made stale by a newer save or setting is never presented as current. A request for
-what was asked last (same bytes, settings and helper modules) is dropped: an editor's second
-write of the same bytes has nothing new to teach.
+Runs are numbered (generations). Each save or setting makes whatever is in flight stale (the
+caller cancels it); only the newest generation's events change what is shown, so a result made
+stale by a newer save is never presented as current. A request for what was asked last (same
+bytes, settings and helper modules) may be dropped: an editor's second write of the same bytes
+has nothing new to teach. After a run, the modules it imported from beside the snippet (its
+helpers) are what else to watch. Each run's snippet is read once, with its settings, into a
+`PreparedRun` that travels to the client.
+
+Torch-free and textual-free: `watch` drives it from an asyncio loop, the app from Textual
+workers, which post messages and never block the UI.
 """
 
 from __future__ import annotations
@@ -14,18 +20,26 @@ from pathlib import Path
 
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from playground.engine.snippet import read_regular_bytes
+from playground.engine.snippet import PreparedRun, read_regular_bytes
 
 
 @dataclass(frozen=True)
-class RunRequest:
+class LiveRun:
+    """One run of the loop: its generation, the snippet as read for it with its settings, and
+    whether it asks for torch's structured trace."""
+
     generation: int
+    #: The file as the front end names it (the prepared run's path is the resolved one).
     path: Path
-    settings: Settings
+    prepared: PreparedRun
     trace: bool = False
 
+    @property
+    def settings(self) -> Settings:
+        return self.prepared.settings
 
-class RunRequests:
+
+class LiveRuns:
     """The generation counter, the last request asked for, the trace run waited on, and the
     snippet's helper modules whose edits rerun it too."""
 
@@ -78,7 +92,7 @@ class RunRequests:
     def follow(self, report: Report) -> tuple[str, ...] | None:
         """Remember the helpers a good run imported; the modules to watch, None after a failed
         run (the caller then watches every .py beside the snippet: a helper with a syntax
-        error never shows up as imported)."""
+        error is never imported, and may be the fix)."""
         modules = report.local_modules if report.error is None else None
         self._local_modules = tuple(modules or ())
         if modules is None:

@@ -1,0 +1,174 @@
+"""The command line's spelling of settings and runs: argparse types and the flag groups that
+`check`, `watch`, `matrix` and the app share. Each settings flag defaults to "not given", so
+`overrides_of(args)` holds exactly what the user typed. Torch-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from playground.engine.settings import (
+    DEVICES,
+    MODES,
+    NAME,
+    SETTING_KEYS,
+    STANCES,
+    SettingsError,
+    check_value,
+    parse_config_assignment,
+    parse_dynamic,
+    shown_value,
+)
+
+#: Upper bounds of the duration flags (seconds): past them a typo, not a wish (and 1e12 s
+#: overflows the worker's faulthandler timer).
+MAX_TIMEOUT_S, MAX_MIN_RUN_TIME_S = 86_400.0, 3_600.0
+
+
+def overrides_of(namespace: Any) -> dict[str, Any]:
+    """The setting flags an argparse namespace holds: only those given (the flags default to
+    argparse.SUPPRESS, so an absent attribute means "not given")."""
+    return {key: getattr(namespace, key) for key in SETTING_KEYS if hasattr(namespace, key)}
+
+
+# --- argparse's `type=` ----------------------------------------------------------------------
+
+
+def dynamic_arg(text: str) -> bool | None:
+    """--dynamic auto|true|false."""
+    try:
+        return parse_dynamic(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def name_arg(text: str) -> str:
+    """--backend NAME: a name as torch spells them (which ones exist, the worker says)."""
+    if not NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{shown_value(text)} is not a backend name (letters, digits, _ . : -; e.g. eager, inductor)"
+        )
+    return text
+
+
+def mode_arg(text: str) -> str | None:
+    """--mode NAME: default or one of torch.compile's modes."""
+    try:
+        return check_value("mode", text)
+    except SettingsError:
+        allowed = ", ".join(["default"] + [m for m in MODES if m])
+        raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a mode; allowed: {allowed}") from None
+
+
+def config_arg(text: str) -> tuple[str, Any]:
+    """--config KEY=VALUE (`parse_config_assignment`)."""
+    try:
+        return parse_config_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def stance_arg(text: str) -> str:
+    """--stance NAME: one of torch.compiler.set_stance's stances."""
+    try:
+        return check_value("stance", text)
+    except SettingsError:
+        raise argparse.ArgumentTypeError(
+            f"{shown_value(text)} is not a stance; allowed: {', '.join(STANCES)}"
+        ) from None
+
+
+def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:
+    """An argparse type for a duration in seconds: finite, > 0 (or >= 0) and at most `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a number of seconds") from None
+        ok = math.isfinite(value) and (value >= low if zero_ok else value > low) and value <= high
+        if not ok:
+            least = f">= {low:g}" if zero_ok else f"> {low:g}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give seconds {least} and <= {high:g}")
+        return value
+
+    return parse
+
+
+# --- flag groups -----------------------------------------------------------------------------
+
+
+def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """The settings flags; each defaults to "not given" (absent from the namespace), so that
+    `overrides_of(args)` holds exactly what the user typed: --dynamic auto is {"dynamic": None}."""
+    g = p.add_argument_group("settings (override the snippet's SETTINGS)")
+    given = {"default": argparse.SUPPRESS}
+    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
+    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
+    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
+    g.add_argument("--backend", type=name_arg, metavar="NAME", help="eager, aot_eager, inductor, …", **given)
+    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
+    g.add_argument("--device", choices=DEVICES, **given)
+    g.add_argument(
+        "--cold",
+        action="store_true",
+        help="disable Inductor's FX/AOT caches so the first call is a true cold compile",
+        **given,
+    )
+    # Torch's own switches; --config adds to the snippet's SETTINGS["config"].
+    g.add_argument(
+        "--config",
+        dest="config",
+        action="append",
+        type=config_arg,
+        metavar="KEY=VALUE",
+        help="set torch._dynamo.config / torch._inductor.config for the run, e.g. "
+        "dynamo.capture_scalar_outputs=true (repeatable)",
+        **given,
+    )
+    g.add_argument(
+        "--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given
+    )
+    g.add_argument(
+        "--error-on-graph-break",
+        dest="error_on_graph_break",
+        action="store_true",
+        help="a graph break raises (torch._dynamo.error_on_graph_break)",
+        **given,
+    )
+    g.add_argument(
+        "--target",
+        choices=("model", "fn"),
+        help="which to compile when the snippet defines both model and fn (default: model)",
+        **given,
+    )
+
+
+def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None:
+    r = p.add_argument_group("run")
+    r.add_argument(
+        "--timeout",
+        type=seconds_arg(0, MAX_TIMEOUT_S),
+        default=120.0,
+        metavar="S",
+        help=f"kill a run after S seconds (120; at most {MAX_TIMEOUT_S:g})",
+    )
+    r.add_argument("--no-timing", dest="timing", action="store_false", help="skip the steady-state timings")
+    r.add_argument(
+        "--min-run-time",
+        type=seconds_arg(0, MAX_MIN_RUN_TIME_S),
+        default=min_run_time,
+        metavar="S",
+        help=f"per side, for timings ({min_run_time:g})",
+    )
+
+
+def add_present_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--present",
+        metavar="DIR",
+        help="publish every complete run to the session folder DIR for `compile-playground follow DIR` "
+        "(made 0755 if new: its permissions decide who may follow; docs/workshop.md)",
+    )
