@@ -234,9 +234,7 @@ class WorkerClient:
             deadline = time.monotonic() + backstop
             event = message.get("event")
             if event == "progress":
-                failures.doing = message.get("message", failures.doing)
-                if isinstance(message.get("call"), int):
-                    failures.call = message["call"]
+                failures.progressed(message)
                 emit(_progress(message))
             elif event == "diagnostics":
                 emit(DiagnosticsEvent(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))

@@ -19,6 +19,9 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.snippet import snippet_line_in_stack
 
+#: Inlined calls from which a crash while tracing is put down to the depth.
+DEEP_TRACE = 200
+
 
 def failure_report(path: str, settings: Settings, error: RunError | None, torch_version: str = "") -> Report:
     """A report with nothing found yet: the whole report of a run that never reached torch."""
@@ -40,11 +43,27 @@ class RunFailures:
         self.doing = "loading the snippet"
         #: The call of inputs() the run was making, from its last progress event that named one.
         self.call: int | None = None
+        #: Where Dynamo was tracing the snippet (its line, and how many calls deep it had
+        #: inlined), from the worker's last word on it (playground/worker/process/tracer_watch.py).
+        self.tracing: tuple[int, int] | None = None
+
+    def progressed(self, message: dict[str, Any]) -> None:
+        """A progress event of this run: what it was doing, and where Dynamo was, if it said."""
+        self.doing = message.get("message", self.doing)
+        if isinstance(message.get("call"), int):
+            self.call = message["call"]
+        tracing = message.get("tracing")
+        if isinstance(tracing, dict) and isinstance(tracing.get("line"), int) and isinstance(tracing.get("depth"), int):
+            self.tracing = (tracing["line"], tracing["depth"])
+        elif message.get("phase") != "compiling":
+            self.tracing = None
 
     async def _report(self, exc_type: str, message: str) -> Report:
         await asyncio.sleep(0.05)  # let the stack dump that preceded the kill arrive on stderr
         stack = self.channel.stderr.since(self.stderr_mark)
         line = snippet_line_in_stack(stack, self.path)
+        if line is None and self.tracing is not None:
+            line = self.tracing[0]  # a stack dump names only torch's frames while Dynamo traces
         where = f" at line {line}" if line else ""
         error = RunError(
             kind="worker", type=exc_type, message=message.format(where=where), line=line, detail=stack[-4000:]
@@ -82,7 +101,7 @@ class RunFailures:
             how = "exited before reporting (the snippet called os._exit?)"
         else:
             how = f"exited with code {message.get('returncode')}"
-        blamed = self._eager_failed_first(message, how)
+        blamed = self._eager_failed_first(message, how) or self._crashed_in_dynamo(message)
         if blamed is not None:
             return blamed
         return await self._report("WorkerDied", f"the run's process {how} while {self.doing}{{where}}")
@@ -102,6 +121,30 @@ class RunFailures:
         report = failure_report(self.path, self.settings, error, version)
         note = f"the compiled run's process {how} on call {self.call or failed}, where eager raised too"
         return replace(report, notes=(note,))
+
+    def _crashed_in_dynamo(self, message: dict[str, Any]) -> Report | None:
+        """torch.compile's crash, not ours, when the process died of a fault while Dynamo was
+        tracing the snippet: a deep recursion takes Dynamo's tracer past the C stack (a plain
+        `python` dies the same way), and the stack dump names only torch's frames."""
+        if message.get("signal") not in ("SIGSEGV", "SIGBUS") or self.tracing is None:
+            return None
+        line, depth = self.tracing
+        deep = f", at least {depth:,} calls deep" if depth > 1 else ""
+        why = (
+            ": a recursion this deep takes Dynamo's own tracer past the C stack (a fresh python crashes "
+            "the same way); make it shallower, or keep it out of the graph with torch.compiler.disable"
+            if depth >= DEEP_TRACE
+            else ""
+        )
+        error = RunError(
+            kind="compile",
+            type="DynamoCrashed",
+            message=f"the run's process was killed by {message['signal']} while Dynamo traced line {line}{deep}{why}",
+            line=line,
+            detail=self.channel.stderr.since(self.stderr_mark)[-4000:],
+        )
+        version = (self.channel.hello or {}).get("torch_version", "")
+        return failure_report(self.path, self.settings, error, version)
 
     async def template_died(self) -> tuple[Report, str]:
         """The report, and the reason the next run gives for the fresh worker it starts."""

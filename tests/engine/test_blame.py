@@ -3,6 +3,9 @@ phase, and what was captured before it stays in the report. `kind: worker` is fo
 
 from __future__ import annotations
 
+import resource
+
+from playground.engine.sync import SyncWorker
 from tests.engine.conftest import run
 
 
@@ -91,3 +94,43 @@ def test_a_sparse_output_is_compared_not_an_internal_error(worker, snippet):
     )
     report = run(worker, path)
     assert report["error"] is None or report["error"]["kind"] != "worker", report["error"]
+
+
+def test_a_recursion_that_crashes_dynamos_tracer_is_torch_compiles_crash_at_its_line(snippet):
+    """A plain `python` dies of SIGSEGV here too: Dynamo inlines each call on the C stack. The
+    report names the line Dynamo was tracing and the depth, blamed on the compile, not on us.
+    The worker gets a 2 MiB stack (8 MiB is usual) so that the crash comes four times sooner."""
+    path = snippet(
+        """
+        import sys
+        import torch
+
+        sys.setrecursionlimit(200_000)
+
+        def down(x, n):
+            if n == 0:
+                return x
+            return down(x + 1, n - 1)
+
+        def fn(x):
+            return down(x, 100_000)
+
+        def inputs():
+            yield torch.ones(3)
+        """
+    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    resource.setrlimit(resource.RLIMIT_STACK, (2 << 20, hard))  # the worker's exec reads it
+    try:
+        worker = SyncWorker(timeout_s=120)
+        worker.start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+    try:
+        error = run(worker, path)["error"]
+    finally:
+        worker.close()
+    assert error["kind"] == "compile" and error["type"] == "DynamoCrashed", error
+    assert error["line"] == 9
+    assert "SIGSEGV while Dynamo traced line 9, at least" in error["message"]
+    assert "calls deep: a recursion this deep" in error["message"]

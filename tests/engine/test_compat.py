@@ -74,3 +74,44 @@ def test_the_ladder_stage_hidden_as_a_debug_backend_is_offered():
     # the ladder's middle stage, which --backend has always taken.
     assert "aot_eager_decomp_partition" in compat.list_backends()
     assert "inductor" in compat.list_backends()
+
+
+def test_where_dynamo_is_tracing_is_read_from_another_thread(tmp_path):
+    """compat.dynamo_tracing_at on a real trace: a thread samples the main thread's stack while
+    Dynamo inlines a 200-deep recursion written in a file of its own."""
+    import sys
+    import threading
+
+    import torch
+
+    source = tmp_path / "deep_snippet.py"
+    source.write_text("def down(x, n):\n    if n == 0:\n        return x.sin()\n    return down(x + 1, n - 1)\n")
+    namespace: dict = {}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    seen: list[tuple[int, int]] = []
+    done = threading.Event()
+    main = threading.get_ident()
+
+    def sample() -> None:
+        while not done.is_set():
+            at = compat.dynamo_tracing_at(sys._current_frames().get(main), str(source))
+            if at is not None:
+                seen.append(at)
+            done.wait(0.002)
+
+    watcher = threading.Thread(target=sample)
+    watcher.start()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # Dynamo spends many Python frames on each inlined call
+    try:
+        torch._dynamo.reset()
+        torch.compile(lambda x: namespace["down"](x, 200), backend="eager")(torch.ones(2))
+    finally:
+        sys.setrecursionlimit(limit)
+        done.set()
+        watcher.join()
+        torch._dynamo.reset()
+    assert seen, "no sample saw Dynamo tracing the file"
+    assert {line for line, _ in seen} <= {2, 3, 4}
+    assert max(depth for _, depth in seen) > 20
+    assert compat.dynamo_tracing_at(sys._current_frames()[main], str(source)) is None  # not tracing now

@@ -9,6 +9,7 @@ import faulthandler
 import json
 import os
 import signal
+import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -17,6 +18,7 @@ from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
 from playground.worker.process.channel import Channel, ChannelLost, sanitize
 from playground.worker.process.output import OutputCapture
+from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run.request import WorkerRequest
 
@@ -161,16 +163,22 @@ def run_here(
     if witness is not None:
         witness.install()
 
+    sending = threading.Lock()  # the tracer watch speaks from a thread of its own
+
     def emit(event: dict[str, Any]) -> None:
         message = sanitize({"event": event["event"], "id": run_id, **event})
-        try:
-            channel.send(message)
-        except ChannelLost:
+        with sending:
+            try:
+                channel.send(message)
+            except ChannelLost:
+                if witness is not None:
+                    witness.lost(channel.out_fd, message)
+                raise
             if witness is not None:
-                witness.lost(channel.out_fd, message)
-            raise
-        if witness is not None:
-            witness.sent(message)
+                witness.sent(message)
+            watch.sent(message)
+
+    watch = TracerWatch(emit, request.path).start()
 
     timeout = request.timeout_s
     trace = None
@@ -191,6 +199,7 @@ def run_here(
         except Exception as exc:  # noqa: BLE001 - a bug of ours still gets a report
             report = _internal_error(request, exc)
         finally:
+            watch.stop()
             faulthandler.cancel_dump_traceback_later()
             limits.after_run()
     report = limits.over_cap(report, memory_cap)
