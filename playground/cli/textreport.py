@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
-from playground.engine import phases, verdicts
 from playground.engine.report import Report
-from playground.engine.speedup import (
-    machine_line,
-    memory_line,
-    speedup_reasons,
-    speedup_spread,
-    speedup_word,
-    unreliable_line,
-)
 from playground.engine.textsafe import one_line, visible
-
-
-def _fmt_ms(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f} ms"
+from playground.engine.wording import breaks, explained, phases, timings
+from playground.engine.wording import equivalence as verdicts
+from playground.engine.wording.line import Line, at_line
 
 
 def render(report: Report) -> str:
@@ -59,41 +50,27 @@ def _break_lines(report: Report) -> list[str]:
     if not report.graph_breaks:
         return []
     lines = [f"graph breaks ({report.graph_break_count}):"]
-    for b in report.graph_breaks:
-        where = f"line {b.line}" if b.line else os.path.basename(b.file)
-        gb = f" [{b.gb_id}]" if b.gb_id else ""
-        lines.append(f"  {where}: {b.reason}{gb}  x{b.count}")
-        if b.hint:
-            lines.append(f"    hint: {b.hint}")
+    for site in report.graph_breaks:
+        lines += _indented(breaks.site_lines(site))
     return lines
 
 
 def _limit_lines(report: Report) -> list[str]:
-    lines: list[str] = []
-    for limit in report.explanation.limits:
-        on = f", used up by changes of {limit.arg} ({limit.recompiles_on_arg} recompiles)" if limit.arg else ""
-        lines.append(f"  {limit.function}: {limit.config} = {limit.limit}{on}")
-        lines.extend(f"    hint: {hint}" for hint in limit.hints)
-        if limit.doc:
-            lines.append(f"    torch's guide: {limit.doc}")
-    return lines
+    return _indented(explained.limit_lines(report))
 
 
 def _recompile_lines(report: Report) -> list[str]:
     """The explained recompiles, one line per changed argument; torch's raw reasons otherwise."""
-    ex = report.explanation
+    rows = explained.recompile_rows(report)
     lines: list[str] = []
-    if ex.recompiles:
+    if rows:
         lines.append(f"recompiles ({report.recompile_count}): function, entry, argument: was -> now (line)")
-        for rc in ex.recompiles:
-            for row in rc.reasons or ():
-                where = f"  (line {row.line})" if row.line else ""
-                # Without an argument the guard is the name: said once, not twice.
-                change = f": {row.was or '?'} -> {row.now or '?'}" if row.was or row.now else ""
-                change = change or (f": {row.guard}" if row.arg else "")
-                entry = rc.entry or "(limit: not compiled)"
-                call = f"call {rc.call} " if rc.call else ""
-                lines.append(f"  {call}{rc.function} {entry} {row.arg or row.guard}{change}{where}")
+        for row in rows:
+            # Without an argument the guard is the name: said once, not twice.
+            change = f": {row.change}" if row.change else (f": {row.guard}" if row.arg else "")
+            call = f"call {row.call} " if row.call else ""
+            what = row.arg or row.guard
+            lines.append(f"  {call}{row.function} {row.entry or explained.NO_ENTRY} {what}{change}{at_line(row.line)}")
     elif report.recompiles:
         lines.append(f"recompiles ({report.recompile_count}):")
         for r in report.recompiles:
@@ -105,15 +82,9 @@ def _call_and_shape_lines(report: Report) -> list[str]:
     ex = report.explanation
     lines: list[str] = []
     if ex.calls and (report.recompiles or any(c.status != "cached" for c in ex.calls[1:])):
-        lines.append("calls:")
-        lines.extend(f"  {c.summary}" for c in ex.calls if c.summary)
-    for sym in ex.symbols:
-        where = f"  (line {sym.line})" if sym.line else ""
-        lines.append(f"shape symbol {sym.compile_id} {sym.symbol} = {sym.source} range {sym.range}{where}")
-    for spec in ex.specializations:
-        where = f"  (line {spec.line})" if spec.line else ""
-        lines.append(f"specialized {spec.compile_id} {spec.source} = {spec.value}: {spec.reason}{where}")
-    return lines
+        lines.append(f"{explained.CALLS_TITLE}:")
+        lines += _indented(explained.call_lines(report))
+    return lines + _indented(explained.shape_lines(report), indent="")
 
 
 def _equivalence_lines(report: Report) -> list[str]:
@@ -133,29 +104,29 @@ def _timing_lines(report: Report) -> list[str]:
     t = report.timings
     if t is None:
         return []
-    compile_s = "n/a" if t.compile_s is None else f"{t.compile_s:.3f} s"
-    lines = [f"cold first call (compile included): {compile_s}  compile cache: {t.compile_cache}"]
+    lines = [timings.cold_call_line(t).text]
     if t.note:
         lines.append(f"  ({t.note})")
-    lines += _phase_lines(report)  # issue 12: compile time per phase
-    spread_e = "" if t.eager_iqr_ms is None else f" ±{t.eager_iqr_ms:.3f}"
-    spread_c = "" if t.compiled_iqr_ms is None else f" ±{t.compiled_iqr_ms:.3f}"
-    speed = speedup_word(t)
-    spread = speedup_spread(t)
-    lines.append(
-        f"steady state on {t.device} (median, IQR): eager {_fmt_ms(t.eager_ms)}{spread_e}  "
-        f"compiled {_fmt_ms(t.compiled_ms)}{spread_c}  speedup {speed}"
-        + (f" ({spread})" if spread and not t.unreliable else "")
-        + f" with {report.graph_count} graphs and {report.graph_break_count} breaks"
-    )
-    if t.unreliable:
-        lines.append(f"  {unreliable_line(t)}")
-    if machine_line(t):
-        lines.append(f"  machine while timing: {machine_line(t)}")
-    if memory_line(report):
-        lines.append(f"  {memory_line(report)}")
-    for reason in speedup_reasons(report):
-        lines.append(f"  why {speed}: {reason}")
+    lines += _phase_lines(report)
+    lines.append(f"{timings.steady_words(t)}  {timings.speedup_line(report, t).text}")
+    lines += _indented(timings.timing_notes(report, t))
+    lines.append(f"  {timings.timed_words(report, t)}")
+    return lines
+
+
+def _phase_lines(report: Report) -> list[str]:
+    """Compile time per phase (seconds), one line per frame compile, then the coverage."""
+    table = phases.phase_table(report)
+    if table is None:
+        return []
+    widths = [max(len(cell) for cell in column) for column in zip(table.header, *table.all_rows)]
+    lines = [f"{phases.TITLE}:"]
+    for row in [table.header, *table.all_rows]:
+        lines.append(
+            "  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        )
+    if table.coverage:
+        lines.append(f"  {table.coverage}")
     return lines
 
 
@@ -172,18 +143,5 @@ def _note_and_output_lines(report: Report) -> list[str]:
     return lines
 
 
-def _phase_lines(report: Report) -> list[str]:
-    """Compile time per phase (seconds), one line per frame compile, then the coverage."""
-    header, rows = phases.phase_table(report)
-    if not rows:
-        return []
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
-    lines = ["compile time by phase (s):"]
-    for row in [header, *rows]:
-        lines.append(
-            "  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-        )
-    coverage = phases.coverage_words(report)
-    if coverage:
-        lines.append(f"  {coverage}")
-    return lines
+def _indented(lines: Iterable[Line], indent: str = "  ") -> list[str]:
+    return [indent + "  " * line.depth + line.text for line in lines]

@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playground.engine import phases, verdicts
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.speedup import machine_line, memory_line, speedup_spread, speedup_word, unreliable_line
+from playground.engine.wording import breaks, explained, phases, timings
+from playground.engine.wording import equivalence as verdicts
+from playground.engine.wording.line import CODE, Line, plural
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
 #: the file it would replace is ours. An HTML comment, so it is invisible once rendered.
@@ -170,10 +171,6 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _num(value: float | None, unit: str = "") -> str:
-    return "n/a" if value is None else f"{value:.3f}{unit}"
-
-
 def _source_line(path: str, line: int | None) -> str:
     if not line:
         return ""
@@ -188,8 +185,7 @@ def markdown_report(r: Report) -> str:
     out = _head_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
-    out += _equivalence_markdown(r) + _timings_markdown(r)
-    out += _phase_markdown(r)  # issue 12: compile time per phase
+    out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r)
     out.append("")
     return "\n".join(out)
 
@@ -219,7 +215,8 @@ def _breaks_markdown(r: Report) -> list[str]:
     for b in r.graph_breaks:
         src = _source_line(r.snippet, b.line)
         out.append(
-            f"| {b.line or ''} | `{_cell(src)}` | {_cell(b.reason)} | {b.gb_id or ''} | {b.count} | {_cell(b.hint)} |"
+            f"| {b.line or ''} | `{_cell(src)}` | {_cell(b.reason)} | {b.gb_id or ''} | {b.count} | "
+            f"{_cell('; '.join(breaks.hints(b)))} |"
         )
     return out
 
@@ -262,87 +259,76 @@ def _timings_markdown(r: Report) -> list[str]:
     t = r.timings
     if t is None:
         return out + ["Not measured."]
-    out.append(f"- cold first call (compile included): {_num(t.compile_s, ' s')}, compile cache: {t.compile_cache}")
-    out.append(
-        f"- steady state on {t.device}: eager {_num(t.eager_ms, ' ms')} (IQR {_num(t.eager_iqr_ms)}), "
-        f"compiled {_num(t.compiled_ms, ' ms')} (IQR {_num(t.compiled_iqr_ms)})"
-    )
-    spread = speedup_spread(t)
-    out.append(
-        f"- speedup {speedup_word(t)}{f' ({spread})' if spread and not t.unreliable else ''} "
-        f"with {r.graph_count} graphs and {r.graph_break_count} breaks"
-    )
-    if t.unreliable:
-        out.append(f"- {unreliable_line(t)}")
-    if machine_line(t):
-        out.append(f"- machine while timing: {machine_line(t)}")
-    if memory_line(r):
-        out.append(f"- {memory_line(r)}")
+    out += [
+        f"- {_words(timings.cold_call_line(t))}",
+        f"- {timings.steady_words(t)}",
+        f"- {_words(timings.speedup_line(r, t))}",
+    ]
+    out += [f"- {_words(line)}" for line in timings.timing_notes(r, t)]
+    out.append(f"- {timings.timed_words(r, t)}")
     return out
 
 
 def _phase_markdown(r: Report) -> list[str]:
-    """Compile time per phase (issue 12), from torch's compilation metrics."""
-    header, rows = phases.phase_table(r)
-    if not rows:
+    """Compile time per phase, from torch's compilation metrics."""
+    table = phases.phase_table(r)
+    if table is None:
         return []
-    out = ["", "### Compile time by phase (s)", "", "| " + " | ".join(header) + " |"]
-    out.append("|" + "---|" * len(header))
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    coverage = phases.coverage_words(r)
-    return out + (["", coverage] if coverage else [])
+    out = ["", f"### {phases.TITLE.capitalize()}", "", _table_head(table.header)]
+    out += [_table_row(row) for row in table.all_rows]
+    return out + (["", table.coverage] if table.coverage else [])
 
 
-# --- issue 11: why it recompiled, written as a person would -------------------------------------
+def _table_head(header: tuple[str, ...] | list[str]) -> str:
+    return _table_row(header) + "\n|" + "---|" * len(header)
 
 
-def _failed_entries(entries: tuple[str, ...]) -> str:
-    """The cache entries a guard failed in: named when few, counted when a recompile_limit run
-    would otherwise repeat every older entry on every row."""
-    if len(entries) <= 2:
-        return ", ".join(entries)
-    return f"{len(entries)} ({entries[0]} … {entries[-1]})"
+def _table_row(cells: tuple[str, ...] | list[str]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _words(line: Line) -> str:
+    """A line of words in Markdown: names from the snippet or torch in backticks."""
+    return "".join(f"`{_cell(text)}`" if tag == CODE else _cell(text) for text, tag in line.pieces)
 
 
 def _explained_recompiles(r: Report) -> list[str]:
     """One row per recompile and argument: function, the entry it made, was -> now, the line;
     then the limit with its hints, and which entry ran each call."""
-    ex = r.explanation
     out = [
-        f"{r.recompile_count} recompile{'' if r.recompile_count == 1 else 's'}. "
-        "*was*: what the cached entry that failed was built for; "
-        "*now*: what the call passed.",
+        f"{plural(r.recompile_count, 'recompile')}. "
+        "*was*: what the cached entry that failed was built for; *now*: what the call passed.",
         "",
-        "| call | function | new entry | argument | was -> now | line | source | entries that failed |",
-        "|---|---|---|---|---|---|---|---|",
+        _table_head(
+            ("call", "function", "new entry", "argument", "was -> now", "line", "source", "entries that failed")
+        ),
     ]
-    for rc in ex.recompiles:
-        for row in rc.reasons:
-            what = row.arg if row.arg and row.guard.startswith(f"{row.arg} ==") else row.guard
-            change = f"`{_cell(row.was or '?')}` -> `{_cell(row.now or '?')}`" if row.was or row.now else "failed"
-            src = _source_line(r.snippet, row.line)
-            out.append(
-                f"| {rc.call or ''} | `{_cell(rc.function)}` | {rc.entry or 'none (recompile_limit)'} | "
-                f"`{_cell(what or '?')}` | {change} | {row.line or ''} | {f'`{_cell(src)}`' if src else ''} | "
-                f"{_failed_entries(row.entries)} |"
-            )
-            if row.note:
-                out.append(f"| | | | | torch: {_cell(row.note)} | | | |")
-    for limit in ex.limits:
-        on = f", used up by changes of `{limit.arg}` ({limit.recompiles_on_arg} recompiles)" if limit.arg else ""
-        out += ["", f"`{limit.function}` hit {limit.config} = {limit.limit}{on}."]
-        out += [f"- hint: {hint}" for hint in limit.hints]
-        if limit.doc:
-            out.append(f"- torch's guide: {limit.doc}")
-    if ex.calls:
-        out += ["", "Which entry ran each call:", ""]
-        out += [f"- {c.summary}" for c in ex.calls if c.summary]
-    for sym in ex.symbols:
-        where = f" (line {sym.line})" if sym.line else ""
-        out.append(f"- shape symbol {sym.symbol} in {sym.compile_id} = `{sym.source}`, range {sym.range}{where}")
-    for spec in ex.specializations:
-        where = f" (line {spec.line})" if spec.line else ""
-        out.append(f"- specialized `{spec.source}` = {spec.value} in {spec.compile_id}{where}: {spec.reason}")
+    for row in explained.recompile_rows(r):
+        change = f"`{_cell(row.was or '?')}` -> `{_cell(row.now or '?')}`" if row.change else "failed"
+        src = _source_line(r.snippet, row.line)
+        out.append(
+            f"| {row.call or ''} | `{_cell(row.function)}` | {row.entry or explained.NO_ENTRY} | "
+            f"`{_cell(row.what or '?')}` | {change} | {row.line or ''} | {f'`{_cell(src)}`' if src else ''} | "
+            f"{explained.failed_words(row.failed)} |"
+        )
+        if row.note:
+            out.append(f"| | | | | torch: {_cell(row.note)} | | | |")
+    out += _markdown_lines(explained.limit_lines(r), paragraphs=True)
+    if r.explanation.calls:
+        out += ["", f"{explained.CALLS_TITLE.capitalize()}:", ""]
+        out += _markdown_lines(explained.call_lines(r))
+    return out + _markdown_lines(explained.shape_lines(r))
+
+
+def _markdown_lines(lines: tuple[Line, ...], *, paragraphs: bool = False) -> list[str]:
+    """Lines of words as a Markdown list, a line of depth 1 nested under the one before; with
+    `paragraphs`, each line of depth 0 a paragraph that heads the list of its own."""
+    out: list[str] = []
+    for line in lines:
+        if paragraphs and not line.depth:
+            out += ["", _words(line)]
+        else:
+            out.append("  " * (line.depth - paragraphs) + f"- {_words(line)}")
     return out
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from playground.engine.report import Report
 from playground.engine.settings import Settings, config_word
-from playground.engine.speedup import speedup_word
+from playground.engine.wording.timings import speedup_word
 
 
 @dataclass(frozen=True)

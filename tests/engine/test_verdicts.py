@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from playground.engine.report import Machine, Report
-from playground.engine.speedup import speedup_word
+from playground.engine.wording.timings import speedup_word
 from playground.worker.run import timing
 
 from .conftest import run

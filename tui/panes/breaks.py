@@ -6,8 +6,9 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from playground.engine.report import GraphBreak, Report
+from playground.engine.wording import breaks
 from tui.findings import refused_break
-from tui.panes.common import BAD, DIM, GOOD, HEADING, plural
+from tui.panes.common import BAD, DIM, GOOD, HEADING, plural, styled_lines
 
 
 def render_breaks(report: Report) -> RenderableType:
@@ -28,7 +29,7 @@ def render_breaks(report: Report) -> RenderableType:
     parts: list[RenderableType] = [headline]
     for site in report.graph_breaks:
         parts.append(Text(""))
-        parts.extend(_site(site))
+        parts.extend(styled_lines(breaks.site_lines(site)))
     return Group(*parts)
 
 
@@ -45,21 +46,5 @@ def _refusal(site: GraphBreak, graphs: int) -> RenderableType:
         Text("Without fullgraph, Dynamo would split the graph here (f turns it off).", style=DIM),
         Text(""),
         title,
-        *_site(site)[1:],
+        *styled_lines(breaks.site_lines(site)[1:]),
     )
-
-
-def _site(site: GraphBreak) -> list[RenderableType]:
-    where = f"line {site.line}" if site.line else (site.file or "outside the snippet")
-    title = Text(f"{where}  ", style=HEADING)
-    title.append(site.reason or site.gb_type or "graph break", style=BAD)
-    title.append(f"  fired {plural(site.count, 'time')}", style=DIM)
-    if site.gb_id:
-        title.append(f"  [{site.gb_id}]", style=DIM)
-    lines: list[RenderableType] = [title]
-    if site.explanation:
-        lines.append(Text(f"  why: {site.explanation}"))
-    hints = site.hints or ((site.hint,) if site.hint else ())
-    for hint in hints:
-        lines.append(Text(f"  hint: {hint}", style="italic"))
-    return lines

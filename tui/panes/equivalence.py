@@ -1,5 +1,5 @@
 """Eager against compiled: values, gradients and changed state in tables, each row with its
-verdict (playground/engine/verdicts.py words them for every view)."""
+verdict (`playground.engine.wording.equivalence` words them for every view)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine import verdicts
 from playground.engine.report import Comparison, Equivalence, Report
-from tui.panes.common import BAD, DIM, GOOD, HEADING, number, verdict
+from playground.engine.wording import equivalence as verdicts
+from tui.panes.common import BAD, DIM, GOOD, HEADING, absent, number, verdict
 
 #: The most rows one table draws: a snippet with 10,000 calls has 10,000 comparisons, and a
 #: Rich table of them took 10 s to lay out (the app frozen). The failing rows come first.
@@ -20,9 +20,9 @@ def render_equivalence(report: Report) -> RenderableType:
     """The verdict, then the value comparisons, then the gradient comparisons."""
     equivalence = report.equivalence
     if equivalence is None:
-        if report.stage in ("traced", "diagnostics"):
-            return Text("equivalence: pending (the check runs after the last call)", style=DIM)
-        return Text("equivalence: not checked in this run", style=DIM)
+        return absent(
+            report, "equivalence: pending (the check runs after the last call)", "equivalence: not checked in this run"
+        )
     parts: list[RenderableType] = [_headline(equivalence)]
     parts.append(_table("values (outputs)", equivalence.outputs))
     parts.append(_table("gradients", equivalence.grads))
@@ -33,19 +33,9 @@ def render_equivalence(report: Report) -> RenderableType:
     return Group(*parts)
 
 
-_HEADLINES = {
-    "identical": "compiled matches eager bit for bit",
-    "within tolerance": "compiled matches eager within tolerance",
-    "within rounding": "compiled differs from eager only by float rounding (judged against float64)",
-    "differs": "compiled differs from eager",
-}
-
-
 def _headline(equivalence: Equivalence) -> Text:
-    words = _HEADLINES.get(equivalence.verdict) or (
-        "compiled matches eager within tolerance" if equivalence.ok else "compiled differs from eager"
-    )
-    return Text(f"equivalence {verdicts.headline(equivalence)}: {words}", style=GOOD if equivalence.ok else BAD)
+    words = f"equivalence {verdicts.headline(equivalence)}: {verdicts.meaning(equivalence)}"
+    return Text(words, style=GOOD if equivalence.ok else BAD)
 
 
 def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:

@@ -15,7 +15,8 @@ from rich.text import Text
 
 from playground.engine.explain import guard_rank, short_guard, value_leaf
 from playground.engine.report import GuardDetail, Report
-from tui.panes.common import BAD, DIM, HEADING, WARN, plural
+from playground.engine.wording import explained
+from tui.panes.common import BAD, DIM, HEADING, plural, styled_lines
 from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
 
 _TENSOR = re.compile(r"tensor '(?P<name>[^']+)'")
@@ -108,16 +109,7 @@ def render_guard_lines(report: Report) -> RenderableType:
     and torch's internal guards and bookkeeping folded into a line each. Shape symbols and
     specializations first: under dynamic shapes they are why there is a second entry."""
     ex = report.explanation
-    parts: list[RenderableType] = []
-    for spec in ex.specializations:
-        where = f" line {spec.line}" if spec.line else ""
-        parts.append(Text(f"specialized {spec.source} = {spec.value} in {spec.compile_id}{where}", style=WARN))
-        parts.append(Text(f"  torch: {spec.reason}", style=DIM))
-    for sym in ex.symbols:
-        where = f" line {sym.line}" if sym.line else ""
-        parts.append(Text(f"{sym.compile_id} {sym.symbol} = {sym.source} range {sym.range}{where}"))
-        for g in sym.guards:
-            parts.append(Text(f"  guard {g.expr}" + (f" line {g.line}" if g.line else ""), style=DIM))
+    parts: list[RenderableType] = [*styled_lines(explained.shape_lines(report))]
     for entry in ex.guards:
         title = Text(f"entry {entry.compile_id}", style=HEADING)
         if entry.function:

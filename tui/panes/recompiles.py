@@ -4,13 +4,15 @@ gave up and fell back to eager."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.report import RecompileDetail, Report
-from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural
+from playground.engine.report import Report
+from playground.engine.wording import explained
+from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural, styled
 from tui.panes.reasons import parse_reasons, split_comment
 
 
@@ -40,16 +42,16 @@ def limit_banner(report: Report) -> RenderableType | None:
 
 
 def limit_hints(report: Report) -> list[RenderableType]:
-    """torch's hints for the recompile_limit banner, under their own heading."""
-    limits = [limit for limit in report.explanation.limits if limit.hints or limit.doc]
-    if not report.recompile_limit_hit or not limits:
+    """torch's hints for the recompile_limit banner, under their own heading (the banner above
+    already names the function and what used the limit up)."""
+    hints = [line for line in explained.limit_lines(report) if line.depth]
+    if not report.recompile_limit_hit or not hints:
         return []
-    parts: list[RenderableType] = [Text("\nwhat to do about the recompile limit", style=HEADING)]
-    for limit in limits:
-        parts.extend(Text(f"hint: {hint}", style=WARN) for hint in limit.hints)
-        if limit.doc:
-            parts.append(Text(f"doc: {limit.doc}", style=DIM))
-    return parts
+    # Flush left, not indented under a line: the heading says what they belong to.
+    return [
+        Text("\nwhat to do about the recompile limit", style=HEADING),
+        *(styled(replace(h, depth=0)) for h in hints),
+    ]
 
 
 def render_recompiles(report: Report) -> RenderableType:
@@ -100,26 +102,24 @@ def _explained(report: Report) -> list[RenderableType]:
         title += f" of {functions[0]}"
     parts: list[RenderableType] = [
         Text(f"{title}  (was: what the failed entry holds, now: what arrived)", style=WARN),
-        _recompile_table(ex.recompiles, many_functions=len(functions) > 1),
+        _recompile_table(explained.recompile_rows(report), many_functions=len(functions) > 1),
     ]
-    for rc in ex.recompiles:
-        for row in rc.reasons:
-            if row.note:
-                parts.append(Text(f"call {rc.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
+    for row in explained.recompile_rows(report):
+        if row.note:
+            parts.append(Text(f"call {row.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
     parts.extend(limit_hints(report))
     if ex.calls:
-        parts.append(Text("\nwhich entry ran each call", style=HEADING))
+        parts.append(Text(f"\n{explained.CALLS_TITLE}", style=HEADING))
         calls = Table.grid(padding=(0, 1))
         calls.add_column(no_wrap=True)
         calls.add_column()
-        for call in ex.calls:
-            style = BAD if call.status == "eager" else GOOD if call.status == "cached" else ""
-            calls.add_row("", Text(call.summary, style=style))
+        for line in explained.call_lines(report):
+            calls.add_row("", styled(line))
         parts.append(calls)
     return parts
 
 
-def _recompile_table(recompiles: tuple[RecompileDetail, ...], *, many_functions: bool) -> Table:
+def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions: bool) -> Table:
     """call, entry made, arg (or the guard when it is no `arg == value`), was, now, line,
     and the entries that failed on it: one number when there are many, so a recompile_limit run
     does not repeat every older entry on each row."""
@@ -134,13 +134,11 @@ def _recompile_table(recompiles: tuple[RecompileDetail, ...], *, many_functions:
     table.add_column("now", style=WARN, overflow="fold")
     table.add_column("line", no_wrap=True, justify="right")
     table.add_column("failed", no_wrap=True, style=DIM)
-    for rc in recompiles:
-        for row in rc.reasons:
-            plain = bool(row.arg) and row.guard.startswith(f"{row.arg} ==")
-            what = row.arg if plain else row.guard
-            was, now = (row.was, row.now) if row.was or row.now else ("", "failed")
-            failed = " ".join(row.entries) if len(row.entries) <= 2 else f"{len(row.entries)} entries"
-            cells = [str(rc.call or "?")] + ([rc.function] if many_functions else [])
-            cells += [rc.entry or "limit", what or "?", was or "?", now or "?", str(row.line or ""), failed]
-            table.add_row(*cells)
+    for row in rows:
+        was, now = (row.was, row.now) if row.change else ("", "failed")
+        failed = " ".join(row.failed) if len(row.failed) <= 2 else f"{len(row.failed)} entries"
+        cells = [str(row.call or "?")] + ([row.function] if many_functions else [])
+        # "limit": the column is narrow at 80 columns; the limit banner above says it in full.
+        cells += [row.entry or "limit", row.what or "?", was or "?", now or "?", str(row.line or ""), failed]
+        table.add_row(*cells)
     return table

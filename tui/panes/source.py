@@ -46,7 +46,7 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
             reason = parsed[0].expression if parsed else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
-        # G: a line that made guards (issue 11); the guards ride on the row below, as breaks do.
+        # G: a line that made guards; the guards ride on the row below, as breaks do.
         guard_lines: dict[int, list[tuple[int, str]]] = {}
         for entry in report.explanation.guards[:1]:
             for g in entry.guards:

@@ -1,5 +1,4 @@
-"""The equivalence section of a report in words, once, for the Equivalence pane, `check`'s text
-report and the Markdown export. Torch-free.
+"""The equivalence section of a report in words: the verdict, each compared leaf, the notes.
 
 Four verdicts, from best to worst: identical (bit for bit); within tolerance (the dtype's
 torch.testing tolerance, or the snippet's TOLERANCE); within rounding (outside the tolerance,
@@ -45,6 +44,19 @@ def headline(eq: Equivalence) -> str:
     """ "ok (identical)", "ok (within rounding)", "FAIL (differs)", or "ok"/"FAIL" for old reports."""
     word = "ok" if eq.ok else "FAIL"
     return f"{word} ({eq.verdict})" if eq.verdict else word
+
+
+_MEANINGS = {
+    "identical": "compiled matches eager bit for bit",
+    "within tolerance": "compiled matches eager within tolerance",
+    "within rounding": "compiled differs from eager only by float rounding (judged against float64)",
+    "differs": "compiled differs from eager",
+}
+
+
+def meaning(eq: Equivalence) -> str:
+    """The verdict as a sentence: "compiled matches eager bit for bit"."""
+    return _MEANINGS.get(eq.verdict) or _MEANINGS["within tolerance" if eq.ok else "differs"]
 
 
 def result(c: Comparison) -> str:
