@@ -47,7 +47,7 @@ def test_check_names_the_dict_entry_whose_size_changed(tmp_path: Path):
     report = json.loads(result.stdout)
     (detail,) = report["recompile_details"]
     (row,) = detail["reasons"]
-    assert (row.arg, row.was, row.now) == ("kwargs['position_ids']", "5", "6"), row
+    assert (row["arg"], row["was"], row["now"]) == ("kwargs['position_ids']", "5", "6"), row
 
 
 IDENTITY = """\
