@@ -10,10 +10,22 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from playground.engine.report import EntryGuards, GuardDetail
+from playground.engine.report import (
+    CallEntry,
+    EntryGuards,
+    GuardDetail,
+    GuardSet,
+    LimitDetail,
+    ReasonRow,
+    RecompileDetail,
+    ShapeSymbol,
+    Specialization,
+    SymbolGuard,
+)
 
 #: `check  # code  # file:line in fn (note)`: torch's comment on a guard or a recompile reason.
 _LOCATION = re.compile(r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<fn>[\w<>.]+)(?P<note>\s*\(.*\))?\s*$", re.S)
@@ -225,19 +237,30 @@ def value_leaf(check: str, arg: str) -> str:
     return "." + arg.rsplit(".", 1)[1] + check[len(arg) :]
 
 
-def guard_details(entries: list[dict[str, Any]], snippet_path: str) -> list[EntryGuards]:
+def guard_details(entries: Sequence[GuardSet], snippet_path: str) -> tuple[EntryGuards, ...]:
     """Per compiled entry, each guard parsed (see parse_guard)."""
-    return [
+    return tuple(
         EntryGuards(
-            compile_id=str(entry.get("compile_id", "")),
-            function=str(entry.get("function", "")),
-            guards=tuple(parse_guard(g, snippet_path) for g in entry.get("guards") or ()),
+            compile_id=entry.compile_id,
+            function=entry.function,
+            guards=tuple(parse_guard(g, snippet_path) for g in entry.guards),
         )
         for entry in entries
-    ]
+    )
 
 
 # --- recompiles -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecompileRecord:
+    """One recompiles_verbose record as the worker found it: the function, the compile id torch
+    logged it under, its message, and the call of inputs() it was logged during."""
+
+    function: str
+    compile_id: str | None
+    message: str
+    call: int | None
 
 
 def parse_recompile_message(message: str, snippet_path: str) -> list[dict[str, Any]]:
@@ -268,8 +291,8 @@ def _split_failures(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def reason_row(text: str, snippet_path: str, now_args: dict[str, str], stack_line: int | None) -> dict[str, Any]:
-    """One failing guard as {arg, guard, was, now, line, note}: `was` what the entry was built
+def reason_row(text: str, snippet_path: str, now_args: dict[str, str], stack_line: int | None) -> ReasonRow:
+    """One failing guard (its entries not yet known): `was` what the entry was built
     for, `now` what arrived. Tensor reasons carry both; a value guard (`lr == 0.1`) carries the
     old value, and the call's own argument gives the new one."""
     parsed = split_guard(text)
@@ -296,7 +319,7 @@ def reason_row(text: str, snippet_path: str, now_args: dict[str, str], stack_lin
         elif arg in now_args:
             now = _dimension(check, now_args[arg])
     line = snippet_line(parsed.file, parsed.line, snippet_path) or stack_line
-    return {"arg": arg, "guard": check, "was": was, "now": now, "line": line, "note": parsed.note}
+    return ReasonRow(arg=arg, guard=check, was=was, now=now, line=line, note=parsed.note)
 
 
 def _dimension(check: str, described: str) -> str:
@@ -312,35 +335,35 @@ def _dimension(check: str, described: str) -> str:
 
 
 def recompile_details(
-    recompiles: list[dict[str, Any]], calls: list[dict[str, Any]], snippet_path: str
-) -> list[dict[str, Any]]:
+    recompiles: Sequence[RecompileRecord], calls: Sequence[CallEntry], snippet_path: str
+) -> tuple[RecompileDetail, ...]:
     """One row per (recompile, argument, guard kind): each entry failing on `lr` gives one row,
     not one per entry, with the newest entry's expectation as `was` and the count of entries."""
     out = []
     for rc in recompiles:
-        call = next((c for c in calls if c.get("call") == rc.get("call")), {}) or _call_of(rc.get("compile_id"), calls)
-        made = any(rc.get("compile_id") in c.get("compiled", ()) for c in calls)
-        now_args = call.get("args", {}) if call else {}
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
-        for failed in parse_recompile_message(rc.get("message", ""), snippet_path):
+        call = next((c for c in calls if c.call == rc.call), None) or _call_of(rc.compile_id, calls)
+        made = any(rc.compile_id in c.compiled for c in calls)
+        now_args = dict(call.args) if call else {}
+        rows: dict[tuple[str, str], ReasonRow] = {}
+        for failed in parse_recompile_message(rc.message, snippet_path):
             for text in failed["failures"]:
                 row = reason_row(text, snippet_path, now_args, failed["line"])
-                key = (row["arg"], _shape_of(row["guard"]))
-                if key in rows:
-                    rows[key]["entries"].append(failed["entry"])
-                    continue
-                row["entries"] = [failed["entry"]]
-                rows[key] = row
+                key = (row.arg, _shape_of(row.guard))
+                seen = rows.get(key)
+                if seen is None:
+                    rows[key] = replace(row, entries=(failed["entry"],))
+                else:
+                    rows[key] = replace(seen, entries=(*seen.entries, failed["entry"]))
         out.append(
-            {
-                "function": rc.get("function", ""),
+            RecompileDetail(
+                function=rc.function,
                 # None when no entry came of it: the attempt that hit recompile_limit.
-                "entry": rc.get("compile_id") if made or not calls else None,
-                "call": call.get("call") if call else None,
-                "reasons": list(rows.values()),
-            }
+                entry=rc.compile_id if made or not calls else None,
+                call=call.call if call else None,
+                reasons=tuple(rows.values()),
+            )
         )
-    return out
+    return tuple(out)
 
 
 def _shape_of(guard: str) -> str:
@@ -348,14 +371,16 @@ def _shape_of(guard: str) -> str:
     return re.sub(r"(?<![\w\]])-?\d[\d.e+-]*", "N", guard)
 
 
-def _call_of(compile_id: str | None, calls: list[dict[str, Any]]) -> dict[str, Any]:
+def _call_of(compile_id: str | None, calls: Sequence[CallEntry]) -> CallEntry | None:
     for call in calls:
-        if compile_id and compile_id in call.get("compiled", ()):
+        if compile_id and compile_id in call.compiled:
             return call
-    return {}
+    return None
 
 
-def limit_details(limit_messages: list[str], details: list[dict[str, Any]], snippet_path: str) -> list[dict[str, Any]]:
+def limit_details(
+    limit_messages: Sequence[str], details: Sequence[RecompileDetail], snippet_path: str
+) -> tuple[LimitDetail, ...]:
     """For each recompile_limit warning: the function, the limit, the argument whose changes used
     it up (the one most recompiles failed on), and the hints this torch's message and measured
     behaviour support."""
@@ -368,26 +393,26 @@ def limit_details(limit_messages: list[str], details: list[dict[str, Any]], snip
         name = fn["fn"] if fn else ""
         counts: Counter[str] = Counter()
         for rc in details:
-            if rc["function"] == name:
-                counts.update({r["arg"] for r in rc["reasons"] if r["arg"]})
+            if rc.function == name:
+                counts.update({r.arg for r in rc.reasons if r.arg})
         arg = counts.most_common(1)[0][0] if counts else ""
-        kinds = [r["guard"] for rc in details if rc["function"] == name for r in rc["reasons"] if r["arg"] == arg]
+        kinds = [r.guard for rc in details if rc.function == name for r in rc.reasons if r.arg == arg]
         url = re.search(r"see (https?://\S+)", message)
         out.append(
-            {
-                "function": name,
-                "config": head["kind"],
-                "limit": int(head["n"]),
-                "arg": arg,
-                "recompiles_on_arg": counts.get(arg, 0),
-                "hints": _hints(arg, kinds, head["kind"]),
-                "doc": url.group(1) if url else "",
-            }
+            LimitDetail(
+                function=name,
+                config=head["kind"],
+                limit=int(head["n"]),
+                arg=arg,
+                recompiles_on_arg=counts.get(arg, 0),
+                hints=_hints(arg, kinds, head["kind"]),
+                doc=url.group(1) if url else "",
+            )
         )
-    return out
+    return tuple(out)
 
 
-def _hints(arg: str, guards: list[str], config: str) -> list[str]:
+def _hints(arg: str, guards: list[str], config: str) -> tuple[str, ...]:
     """Remedies stated as what torch does (measured by the gallery, tests/test_gallery.py)."""
     hints = []
     if any("size" in g for g in guards):
@@ -401,33 +426,31 @@ def _hints(arg: str, guards: list[str], config: str) -> list[str]:
             "or dynamic=None (one recompile, then symbolic: lr_float_auto.py)"
         )
     hints.append(f"raise torch._dynamo.config.{config} only if each value really needs its own graph")
-    return hints
+    return tuple(hints)
 
 
 # --- per call ---------------------------------------------------------------------------------
 
 
-def call_summary(call: dict[str, Any], details: list[dict[str, Any]]) -> str:
+def call_summary(call: CallEntry, details: Sequence[RecompileDetail]) -> str:
     """ "call 3 ran entry 0/2 (compiled now: lr changed 0.098 -> 0.093)" and the like."""
-    index = call.get("call")
-    entry = call.get("entry")
-    status = call.get("status", "")
+    index, entry, status = call.call, call.entry, call.status
     if status == "compiled":
         why = ""
         for rc in details:
-            if rc["entry"] == entry and rc["reasons"]:
-                r = rc["reasons"][0]
-                if r["arg"] and (r["was"] or r["now"]):
-                    why = f": recompiled because {r['arg']} changed {r['was'] or '?'} -> {r['now'] or '?'}"
+            if rc.entry == entry and rc.reasons:
+                r = rc.reasons[0]
+                if r.arg and (r.was or r.now):
+                    why = f": recompiled because {r.arg} changed {r.was or '?'} -> {r.now or '?'}"
                 else:
-                    why = f": recompiled because {r['guard']} failed"
+                    why = f": recompiled because {r.guard} failed"
         first = "" if why else ": first compile"
         return f"call {index} ran entry {entry} (compiled now{why or first})"
     if status == "cached":
         return f"call {index} ran entry {entry} (cached)"
     if status == "eager":
-        return f"call {index} ran eagerly: no entry's guards passed ({call.get('why') or 'not compiled'})"
-    return f"call {index}: entry unknown ({call.get('why') or 'torch gave no signal'})"
+        return f"call {index} ran eagerly: no entry's guards passed ({call.why or 'not compiled'})"
+    return f"call {index}: entry unknown ({call.why or 'torch gave no signal'})"
 
 
 # --- shape symbols ----------------------------------------------------------------------------
@@ -435,45 +458,44 @@ def call_summary(call: dict[str, Any], details: list[dict[str, Any]]) -> str:
 
 def shape_symbols(
     events: list[tuple[str, str, dict[str, Any]]], files: dict[int, str], snippet_path: str
-) -> list[dict[str, Any]]:
-    """Each symbol torch created ({compile_id, symbol, arg, dim, value, range, line, guards}),
-    with the guards torch added on it. `events` are (kind, compile_id, metadata) from the trace."""
-    symbols: dict[tuple[str, str], dict[str, Any]] = {}
+) -> tuple[ShapeSymbol, ...]:
+    """Each symbol torch created, with the guards torch added on it. `events` are (kind,
+    compile_id, metadata) from the trace."""
+    symbols: dict[tuple[str, str], ShapeSymbol] = {}
     for kind, cid, md in events:
         if kind != "create_symbol":
             continue
         source = str(md.get("source", ""))
         dim = _SIZE.search(source)
-        symbols[(cid, str(md.get("symbol")))] = {
-            "compile_id": cid,
-            "symbol": str(md.get("symbol", "")),
-            "source": user_name(source),
-            "arg": guarded_arg(source),
-            "dim": int(dim.group(1)) if dim else None,
-            "value": str(md.get("val", "")),
-            "range": str(md.get("vr", "")),
-            "line": _stack_line(md.get("user_stack"), files, snippet_path),
-            "guards": [],
-        }
+        symbols[(cid, str(md.get("symbol")))] = ShapeSymbol(
+            compile_id=cid,
+            symbol=str(md.get("symbol", "")),
+            source=user_name(source),
+            arg=guarded_arg(source),
+            dim=int(dim.group(1)) if dim else None,
+            value=str(md.get("val", "")),
+            range=str(md.get("vr", "")),
+            line=_stack_line(md.get("user_stack"), files, snippet_path),
+        )
     for kind, cid, md in events:
         if kind not in ("guard_added", "guard_added_fast"):
             continue
         expr = str(md.get("expr", ""))
         for (sym_cid, name), sym in symbols.items():
             if sym_cid == cid and re.search(rf"\b{re.escape(name)}\b", expr):
-                guard = {"expr": expr, "line": _stack_line(md.get("user_stack"), files, snippet_path)}
-                if guard not in sym["guards"]:
-                    sym["guards"].append(guard)
-    return list(symbols.values())
+                guard = SymbolGuard(expr=expr, line=_stack_line(md.get("user_stack"), files, snippet_path))
+                if guard not in sym.guards:
+                    symbols[(sym_cid, name)] = replace(sym, guards=(*sym.guards, guard))
+    return tuple(symbols.values())
 
 
 def specializations(
     events: list[tuple[str, str, dict[str, Any]]],
     files: dict[int, str],
     snippet_path: str,
-    details: list[dict[str, Any]],
-    guards: list[EntryGuards],
-) -> list[dict[str, Any]]:
+    details: Sequence[RecompileDetail],
+    guards: Sequence[EntryGuards],
+) -> tuple[Specialization, ...]:
     """Where torch fixed a size to a number: its symbolic_shape_specialization records, and an
     entry compiled after a size guard failed whose TENSOR_MATCH pins that dimension (sizes 0 and
     1: torch's guard note names the reason)."""
@@ -482,35 +504,35 @@ def specializations(
         if kind != "symbolic_shape_specialization":
             continue
         out.append(
-            {
-                "compile_id": cid,
-                "symbol": str(md.get("symbol", "")),
-                "source": ", ".join(user_name(s) for s in md.get("sources") or ()),
-                "value": str(md.get("value", "")),
-                "reason": str(md.get("reason", "")),
-                "line": _stack_line(md.get("user_stack"), files, snippet_path),
-            }
+            Specialization(
+                compile_id=cid,
+                symbol=str(md.get("symbol", "")),
+                source=", ".join(user_name(s) for s in md.get("sources") or ()),
+                value=str(md.get("value", "")),
+                reason=str(md.get("reason", "")),
+                line=_stack_line(md.get("user_stack"), files, snippet_path),
+            )
         )
     by_id = {g.compile_id: g for g in guards}
     for rc in details:
-        for r in rc["reasons"]:
-            size = _SIZE.search(r["guard"])
-            if not size or "specializ" not in r["note"]:
+        for r in rc.reasons:
+            size = _SIZE.search(r.guard)
+            if not size or "specializ" not in r.note:
                 continue
-            pinned = _pinned_size(by_id.get(rc["entry"] or ""), r["arg"], int(size.group(1)))
+            pinned = _pinned_size(by_id.get(rc.entry or ""), r.arg, int(size.group(1)))
             if pinned is None:
                 continue
             out.append(
-                {
-                    "compile_id": rc["entry"],
-                    "symbol": "",
-                    "source": f"{r['arg']}.size()[{size.group(1)}]",
-                    "value": pinned,
-                    "reason": r["note"],
-                    "line": r["line"],
-                }
+                Specialization(
+                    compile_id=rc.entry or "",
+                    symbol="",
+                    source=f"{r.arg}.size()[{size.group(1)}]",
+                    value=pinned,
+                    reason=r.note,
+                    line=r.line,
+                )
             )
-    return out
+    return tuple(out)
 
 
 def _pinned_size(entry: EntryGuards | None, arg: str, dim: int) -> str | None:

@@ -32,15 +32,15 @@ def test_artifact_loggers_are_named_as_expected():
 
 def test_duplicate_break_record_is_parsed_and_enriched_from_the_registry():
     parsed = parse_graph_break(DUP_BREAK, "/s/snip.py")
-    assert parsed["line"] == 7
-    assert parsed["reason"] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
-    assert parsed["gb_id"] == "GB0124"
+    assert parsed.line == 7
+    assert parsed.reason == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert parsed.gb_id == "GB0124"
     # Neither explanation nor hints are in the record: both come from the registry.
-    assert parsed["explanation"].startswith("Dynamo does not support tracing `Tensor.item()`")
-    assert parsed["hints"] == [
+    assert parsed.explanation.startswith("Dynamo does not support tracing `Tensor.item()`")
+    assert parsed.hints == (
         "Set `torch._dynamo.config.capture_scalar_outputs = True` or `export TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1` "
-        "to include these operations in the captured graph."
-    ]
+        "to include these operations in the captured graph.",
+    )
 
 
 def test_break_in_a_library_file_points_at_the_snippet_frame():
@@ -52,7 +52,7 @@ def test_break_in_a_library_file_points_at_the_snippet_frame():
         '  File "/lib/helper.py", line 3, in helper\n    print(x)\n'
     )
     parsed = parse_graph_break(message, "/s/snip.py")
-    assert parsed["file"] == "/lib/helper.py" and parsed["line"] == 12
+    assert parsed.file == "/lib/helper.py" and parsed.line == 12
 
 
 def test_guard_tree_keeps_guards_not_managers():
@@ -63,10 +63,10 @@ def test_guard_tree_keeps_guards_not_managers():
         "| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x')\n"
         "| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4])  # return x  # s.py:3\n"
     )
-    assert parse_guard_tree(tree) == [
+    assert parse_guard_tree(tree) == (
         "GLOBAL_STATE: ___check_global_state()",
         "TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4])  # return x  # s.py:3",
-    ]
+    )
 
 
 def test_the_ladder_stage_hidden_as_a_debug_backend_is_offered():

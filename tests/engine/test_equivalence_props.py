@@ -18,6 +18,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from playground.engine.report import Comparison
 from playground.worker.process.channel import sanitize as _sanitize
 from playground.worker.run import comparison
 from playground.worker.run.comparison import compare_grads, compare_values, default_loss, leaves, validate_tolerance
@@ -149,13 +150,13 @@ def twin(value: Any) -> Any:
     return value
 
 
-def assert_reportable(report: list[dict[str, Any]]) -> None:
+def assert_reportable(report: list[Comparison]) -> None:
     assert report, "every compared value gives at least one entry"
     for entry in report:
-        assert KEYS <= set(entry), entry
-        assert isinstance(entry["name"], str) and isinstance(entry["ok"], bool)
-        assert entry["note"].isprintable()
-    json.dumps(_sanitize(report), allow_nan=False)
+        assert KEYS <= set(entry.to_dict()), entry
+        assert isinstance(entry.name, str) and isinstance(entry.ok, bool)
+        assert entry.note.isprintable()
+    json.dumps(_sanitize([entry.to_dict() for entry in report]), allow_nan=False)
 
 
 # --- properties --------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def assert_reportable(report: list[dict[str, Any]]) -> None:
 def test_a_value_against_its_copy_is_always_ok(value: Any) -> None:
     report = compare_values(value, twin(value), 1, None)
     assert_reportable(report)
-    assert all(e["ok"] for e in report), [e for e in report if not e["ok"]]
+    assert all(e.ok for e in report), [e for e in report if not e.ok]
 
 
 def _perturbable(value: Any) -> list[tuple[str, torch.Tensor]]:
@@ -200,7 +201,7 @@ def test_one_perturbed_element_is_caught_at_its_path(value: Any, data: st.DataOb
     _perturb(tensor, data.draw(st.integers(0, tensor.numel() - 1)))
     report = compare_values(value, compiled, 1, None)
     assert_reportable(report)
-    failing = [e["name"] for e in report if not e["ok"]]
+    failing = [e.name for e in report if not e.ok]
     assert failing == [path], report
 
 
@@ -242,13 +243,13 @@ def test_tolerance_validation_never_raises_and_names_each_problem(value: dict[st
 def test_dataclass_outputs_compare_field_by_field() -> None:
     x = torch.ones(3)
     report = compare_values(Out(y=x * 2, z=x + 1), Out(y=x * 2, z=x + 1), 1, None)
-    assert [(e["name"], e["ok"]) for e in report] == [("out.y", True), ("out.z", True)]
+    assert [(e.name, e.ok) for e in report] == [("out.y", True), ("out.z", True)]
 
 
 def test_a_generator_is_not_compared_and_not_a_mismatch() -> None:
     (entry,) = compare_values(_gen(1), _gen(1), 1, None)
-    assert entry["ok"] and entry["compared"] is False
-    assert entry["note"] == "not compared: a generator"
+    assert entry.ok and entry.compared is False
+    assert entry.note == "not compared: a generator"
 
 
 @pytest.mark.parametrize(
@@ -273,13 +274,13 @@ def test_structural_differences_fail_at_the_path_that_names_them(
 ) -> None:
     report = compare_values(expected, actual, 1, None)
     assert_reportable(report)
-    bad = [e for e in report if not e["ok"]]
-    assert [e["name"] for e in bad] == [path] and words in bad[0]["note"], report
+    bad = [e for e in report if not e.ok]
+    assert [e.name for e in bad] == [path] and words in bad[0].note, report
 
 
 def test_control_characters_in_values_are_escaped_in_notes() -> None:
     (entry,) = compare_values("\x1b]0;pwned\x07", "\x1b[2J", 1, None)
-    assert not entry["ok"] and "\x1b" not in entry["note"] and "\\x1b" in entry["note"]
+    assert not entry.ok and "\x1b" not in entry.note and "\\x1b" in entry.note
 
 
 def test_a_huge_output_is_summed_up_not_listed() -> None:
@@ -287,14 +288,14 @@ def test_a_huge_output_is_summed_up_not_listed() -> None:
     actual = expected[:-1] + [-1.0]
     report = compare_values(expected, actual, 1, None)
     assert len(report) <= comparison.MAX_LISTED + 2
-    assert [e["name"] for e in report if not e["ok"]] == ["out[4999]"]
+    assert [e.name for e in report if not e.ok] == ["out[4999]"]
 
 
 def test_sparse_gradients_and_missing_ones() -> None:
     grad = torch.ones(4, 2).to_sparse()
     report = compare_grads({"emb.weight": grad, "b": torch.ones(1)}, {"emb.weight": grad.clone(), "b": None}, 2, None)
-    assert [(e["name"], e["ok"]) for e in report] == [("emb.weight.grad", True), ("b.grad", False)]
-    assert report[1]["note"] == "gradient missing in compiled"
+    assert [(e.name, e.ok) for e in report] == [("emb.weight.grad", True), ("b.grad", False)]
+    assert report[1].note == "gradient missing in compiled"
 
 
 class EvilClass:
@@ -330,8 +331,8 @@ class BoolRaises:
 def test_hostile_objects_are_reported_never_raised(make: Any) -> None:
     report = compare_values([make(), torch.ones(1)], [make(), torch.ones(1)], 1, None)
     assert_reportable(report)
-    assert all(e["ok"] for e in report), report  # equal or not compared: never a false mismatch
-    assert report[-1]["name"] == "out[1]" and report[-1]["compared"]
+    assert all(e.ok for e in report), report  # equal or not compared: never a false mismatch
+    assert report[-1].name == "out[1]" and report[-1].compared
     # The gradient side walks the same values.
     x = torch.ones(1, requires_grad=True)
     assert default_loss([make(), x * 2]) is not None

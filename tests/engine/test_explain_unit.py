@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from playground.engine import explain
+from playground.engine.report import CallEntry, GuardSet, ReasonRow, RecompileDetail
 
 SNIPPET = "/tmp/h7/why.py"
 
@@ -44,7 +45,7 @@ RECOMPILE = """Recompiling function fn in /tmp/h7/why.py:6
     -   File "/tmp/h7/why.py", line 7, in fn
     -     y = x * scale"""
 
-CALL_4 = {"call": 4, "args": {"x": "float32[8]", "scale": "3.0", "act": "'tanh'"}, "compiled": ["0/2"]}
+CALL_4 = CallEntry(call=4, args=(("x", "float32[8]"), ("scale", "3.0"), ("act", "'tanh'")), compiled=("0/2",))
 
 
 # --- torch's comment on a guard -------------------------------------------------------------
@@ -158,7 +159,7 @@ def test_guarded_arg_names_the_argument_not_its_size_or_stride():
 
 
 def test_guards_carry_the_snippet_line_that_made_them():
-    (entry,) = explain.guard_details([{"compile_id": "0/1", "function": "fn", "guards": GUARDS}], SNIPPET)
+    (entry,) = explain.guard_details([GuardSet(compile_id="0/1", function="fn", guards=tuple(GUARDS))], SNIPPET)
     assert (entry.compile_id, entry.function) == ("0/1", "fn")
     user = [(g.kind, g.arg, g.line, g.check) for g in entry.guards if not g.internal]
     assert ("EQUALS_MATCH", "act", 8, "act == 'relu'") in user
@@ -169,7 +170,7 @@ def test_guards_carry_the_snippet_line_that_made_them():
 
 
 def test_torchs_internal_guards_fold():
-    (entry,) = explain.guard_details([{"compile_id": "0/0", "guards": GUARDS}], SNIPPET)
+    (entry,) = explain.guard_details([GuardSet(compile_id="0/0", guards=tuple(GUARDS))], SNIPPET)
     internal = {g.kind for g in entry.guards if g.internal}
     assert internal == {
         "LAMBDA_GUARD",  # no argument, no snippet line: torch's ambient state
@@ -209,13 +210,13 @@ def test_recompile_message_lists_every_failed_entry_with_its_line():
 
 
 def test_one_row_per_argument_with_was_now_and_line():
-    rc = {"function": "fn", "compile_id": "0/2", "call": 4, "message": RECOMPILE}
+    rc = explain.RecompileRecord(function="fn", compile_id="0/2", call=4, message=RECOMPILE)
     (detail,) = explain.recompile_details([rc], [CALL_4], SNIPPET)
-    assert (detail["function"], detail["entry"], detail["call"]) == ("fn", "0/2", 4)
-    rows = [(r["arg"], r["guard"], r["was"], r["now"], r["line"], r["entries"]) for r in detail["reasons"]]
+    assert (detail.function, detail.entry, detail.call) == ("fn", "0/2", 4)
+    rows = [(r.arg, r.guard, r.was, r.now, r.line, r.entries) for r in detail.reasons]
     assert rows == [
-        ("act", "act == 'relu'", "'relu'", "'tanh'", 8, ["0/1"]),
-        ("scale", "scale == 2.0", "2.0", "3.0", 7, ["0/0"]),
+        ("act", "act == 'relu'", "'relu'", "'tanh'", 8, ("0/1",)),
+        ("scale", "scale == 2.0", "2.0", "3.0", 7, ("0/0",)),
     ]
 
 
@@ -224,25 +225,25 @@ def test_the_same_guard_failing_in_many_entries_is_one_row_not_one_per_entry():
         f"    guard {n} failures:\n    - 0/{7 - n}: lr == 0.{7 - n}    # return w - lr * w  # mp/h7/lr.py:5 in fn"
         for n in range(8)
     )
-    rc = {"function": "fn", "compile_id": None, "call": 9, "message": "Recompiling function fn\n" + failures}
-    call = {"call": 9, "args": {"lr": "0.01"}, "compiled": []}
+    rc = explain.RecompileRecord(function="fn", compile_id=None, call=9, message="Recompiling function fn\n" + failures)
+    call = CallEntry(call=9, args=(("lr", "0.01"),), compiled=())
     (detail,) = explain.recompile_details([rc], [call], "/tmp/h7/lr.py")
-    (row,) = detail["reasons"]
-    assert (row["arg"], row["was"], row["now"], row["line"]) == ("lr", "0.7", "0.01", 5)
-    assert row["entries"] == [f"0/{n}" for n in range(7, -1, -1)]
-    assert detail["entry"] is None  # no call compiled it: the attempt that hit the limit
+    (row,) = detail.reasons
+    assert (row.arg, row.was, row.now, row.line) == ("lr", "0.7", "0.01", 5)
+    assert row.entries == tuple(f"0/{n}" for n in range(7, -1, -1))
+    assert detail.entry is None  # no call compiled it: the attempt that hit the limit
 
 
 def test_a_tensor_reason_reads_as_size_of_x_with_both_sizes():
     row = explain.reason_row("tensor 'x' size mismatch at index 0. expected 8, actual 16", SNIPPET, {}, None)
-    assert (row["arg"], row["guard"], row["was"], row["now"], row["line"]) == ("x", "size of x dim 0", "8", "16", None)
+    assert (row.arg, row.guard, row.was, row.now, row.line) == ("x", "size of x dim 0", "8", "16", None)
 
 
 def test_a_size_guard_takes_the_arrived_size_from_the_call():
     row = explain.reason_row(
         "2 <= x.size()[0]  # return x  # mp/h7/why.py:4 in fn", SNIPPET, {"x": "float32[1, 8]"}, None
     )
-    assert (row["arg"], row["now"], row["line"]) == ("x", "size()[0] = 1", 4)
+    assert (row.arg, row.now, row.line) == ("x", "size()[0] = 1", 4)
 
 
 def test_a_reason_comment_holding_a_semicolon_stays_one_failure():
@@ -263,29 +264,32 @@ def test_limit_names_the_function_the_limit_and_the_argument():
         "To diagnose recompilation issues, see https://docs.pytorch.org/x.html"
     )
     details = [
-        {"function": "fn", "entry": f"0/{n}", "reasons": [{"arg": "lr", "guard": "lr == 0.1"}]} for n in range(1, 9)
+        RecompileDetail(function="fn", entry=f"0/{n}", reasons=(ReasonRow(arg="lr", guard="lr == 0.1"),))
+        for n in range(1, 9)
     ]
     (limit,) = explain.limit_details([message], details, "/tmp/h7/lr.py")
-    assert (limit["function"], limit["config"], limit["limit"], limit["arg"]) == ("fn", "recompile_limit", 8, "lr")
-    assert limit["recompiles_on_arg"] == 8 and limit["doc"] == "https://docs.pytorch.org/x.html"
-    assert limit["hints"][0].startswith("lr is a Python constant to Dynamo: pass it as a tensor")
+    assert (limit.function, limit.config, limit.limit, limit.arg) == ("fn", "recompile_limit", 8, "lr")
+    assert limit.recompiles_on_arg == 8 and limit.doc == "https://docs.pytorch.org/x.html"
+    assert limit.hints[0].startswith("lr is a Python constant to Dynamo: pass it as a tensor")
 
 
 def test_call_summaries_say_which_entry_ran_and_why():
-    details = [{"entry": "0/1", "reasons": [{"arg": "scale", "guard": "scale == 2.0", "was": "2.0", "now": "3.0"}]}]
+    details = [
+        RecompileDetail(entry="0/1", reasons=(ReasonRow(arg="scale", guard="scale == 2.0", was="2.0", now="3.0"),))
+    ]
     assert (
-        explain.call_summary({"call": 1, "entry": "0/0", "status": "compiled"}, details)
+        explain.call_summary(CallEntry(call=1, entry="0/0", status="compiled"), details)
         == "call 1 ran entry 0/0 (compiled now: first compile)"
     )
     assert (
-        explain.call_summary({"call": 3, "entry": "0/1", "status": "compiled"}, details)
+        explain.call_summary(CallEntry(call=3, entry="0/1", status="compiled"), details)
         == "call 3 ran entry 0/1 (compiled now: recompiled because scale changed 2.0 -> 3.0)"
     )
     assert (
-        explain.call_summary({"call": 5, "entry": "0/0", "status": "cached"}, details)
+        explain.call_summary(CallEntry(call=5, entry="0/0", status="cached"), details)
         == "call 5 ran entry 0/0 (cached)"
     )
-    assert explain.call_summary({"call": 9, "status": "eager", "why": "past recompile_limit"}, details) == (
+    assert explain.call_summary(CallEntry(call=9, status="eager", why="past recompile_limit"), details) == (
         "call 9 ran eagerly: no entry's guards passed (past recompile_limit)"
     )
 

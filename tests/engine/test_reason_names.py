@@ -30,7 +30,7 @@ def test_a_dict_entry_argument_is_named_whole_with_was_and_now():
     text = "tensor 'L['model_kwargs']['position_ids']' size mismatch at index 1. expected 5, actual 6"
     assert guarded_arg(text) == "model_kwargs['position_ids']"
     row = reason_row(text, "/snip.py", {}, None)
-    assert (row["arg"], row["was"], row["now"]) == ("model_kwargs['position_ids']", "5", "6")
+    assert (row.arg, row.was, row.now) == ("model_kwargs['position_ids']", "5", "6")
     assert guarded_arg("tensor 'x' size mismatch at index 0. expected 2, actual 3") == "x"
 
 
@@ -81,7 +81,7 @@ def test_an_identity_guard_says_what_it_was_built_for_and_what_came_instead(tmp_
     assert line.count("___check_obj_id") <= 1, line
     assert " act: id " in line and "-> another object: builtin_function_or_method" in line, line
     row = reason_row("___check_obj_id(act, 42), type=<class 'function'>", "/snip.py", {"act": "function"}, None)
-    assert (row["arg"], row["guard"], row["was"], row["now"]) == (
+    assert (row.arg, row.guard, row.was, row.now) == (
         "act",
         "object identity of act",
         "id 42",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from playground.engine.report import Graph
 from playground.engine.settings import Settings
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
@@ -44,7 +45,7 @@ def test_a_break_logged_after_the_event_is_in_the_final_report():
     capture = RunCapture(snippet_path="/snippet.py", records=[_break_record()])
     early = diagnostics.read(capture)
     capture.records.append(_break_record())
-    capture.graphs.append({"index": 1, "compile_id": "0/0", "code": "", "op_count": 0})
+    capture.graphs.append(Graph(index=1, compile_id="0/0", code="", op_count=0))
     later = diagnostics.refresh(capture, early)
     assert later.report.graph_break_count == 2
     assert later.report.graph_count == 1
@@ -55,7 +56,7 @@ def test_a_backward_compile_is_read_again():
     capture = RunCapture(snippet_path="/snippet.py")
     early = diagnostics.read(capture)
     capture.trace.append(({"inductor_output_code": {}, "frame_id": 0, "frame_compile_id": 0}, "code"))
-    capture.graphs.append({"index": 1, "compile_id": "0/0", "code": "", "op_count": 0})
+    capture.graphs.append(Graph(index=1, compile_id="0/0", code="", op_count=0))
     later = diagnostics.refresh(capture, early)
     assert later.report.graphs[0].output_code == "code"
 

@@ -1,16 +1,14 @@
 """Why it recompiled, the worker's half: which cache entry served each call of inputs(), and the records
 of why it recompiled, handed to playground.engine.explain to be put in words. Worker-side.
-
-A call's note is a dict in `RunCapture.calls`: "call" and "args" from call_started, "compiled",
-"entry", "status" (and "why") from call_finished; the keys starting with "_" mark where the
-records stood when the call began and never leave the worker.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from playground.engine import explain
+from playground.engine.report import CallEntry, Explanation, GuardSet
 from playground.worker import compat
 from playground.worker.capture.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
 
@@ -20,23 +18,46 @@ _SHAPE_KINDS = ("create_symbol", "guard_added", "guard_added_fast", "symbolic_sh
 Trace = list[tuple[dict[str, Any], Any]]
 
 
+@dataclass
+class CallNote:
+    """One call of inputs() while the run is in flight: its arguments from call_started, then
+    which entry served it from call_finished. `trace_at`, `records_at` and `front` (where the
+    records stood and the cache's front entry when the call began) never leave the worker."""
+
+    call: int
+    args: tuple[tuple[str, str], ...]
+    trace_at: int
+    records_at: int
+    front: str | None
+    compiled: tuple[str, ...] = ()
+    entry: str | None = None
+    status: str | None = None
+    why: str = ""
+
+    def as_entry(self) -> CallEntry:
+        """The report's value for this call (its summary is added once the recompiles are read)."""
+        return CallEntry(
+            call=self.call, args=self.args, compiled=self.compiled, entry=self.entry, status=self.status, why=self.why
+        )
+
+
 def call_started(
-    calls: list[dict[str, Any]], index: int, target: Any, args: tuple[Any, ...], *, trace_at: int, records_at: int
+    calls: list[CallNote], index: int, target: Any, args: tuple[Any, ...], *, trace_at: int, records_at: int
 ) -> None:
     """Note where the records stand before call `index`, its arguments, and the cache's most
     recently used entry: what changes across the call is torch's answer to "which entry ran"."""
     try:
         code = compat.target_code(target)
         f_locals = compat.frame_locals(target, args)
-        named = {k: compat.describe_value(v) for k, v in (f_locals or {}).items() if k != "self"}
+        named = tuple((k, compat.describe_value(v)) for k, v in (f_locals or {}).items() if k != "self")
         front = (compat.cache_entry_ids(code) or [None])[0]
     except Exception:  # noqa: BLE001 - bookkeeping must not fail the call
-        named, front = {}, None
-    calls.append({"call": index, "args": named, "_trace": trace_at, "_records": records_at, "_front": front})
+        named, front = (), None
+    calls.append(CallNote(call=index, args=named, trace_at=trace_at, records_at=records_at, front=front))
 
 
 def call_finished(
-    calls: list[dict[str, Any]], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]
+    calls: list[CallNote], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]
 ) -> None:
     """Which entry served the last started call: one compiled during it that is now first in
     the cache (torch moves the entry that ran to the front), else the front entry when its
@@ -46,58 +67,57 @@ def call_finished(
     try:
         _resolve(calls, target, args, trace, records)
     except Exception:  # noqa: BLE001
-        calls[-1].update(entry=None, status="unknown", why="could not read torch's cache")
+        call = calls[-1]
+        call.entry, call.status, call.why = None, "unknown", "could not read torch's cache"
 
 
-def _resolve(
-    calls: list[dict[str, Any]], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]
-) -> None:
+def _resolve(calls: list[CallNote], target: Any, args: tuple[Any, ...], trace: Trace, records: list[LogRecord]) -> None:
     call = calls[-1]
     code = compat.target_code(target)
-    compiled = [
+    compiled = tuple(
         f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
-        for md, _ in trace[call["_trace"] :]
+        for md, _ in trace[call.trace_at :]
         if "dynamo_cpp_guards_str" in md
-    ]
-    limit = any(hit_limit(r) for r in records[call["_records"] :])
+    )
+    limit = any(hit_limit(r) for r in records[call.records_at :])
     ids = compat.cache_entry_ids(code)
     front = ids[0] if ids else None
-    call["compiled"] = compiled
+    call.compiled = compiled
     accepts = None if front is None else compat.entry_accepts(code, front, compat.frame_locals(target, args))
     if front is not None and front in compiled:
-        call.update(entry=front, status="compiled")
+        call.entry, call.status = front, "compiled"
     elif accepts:
-        call.update(entry=front, status="cached")
-    elif accepts is False and (limit or front == call["_front"]):
+        call.entry, call.status = front, "cached"
+    elif accepts is False and (limit or front == call.front):
         # A hit would have moved the passing entry to the front: none passed, none compiled.
-        earlier = any("recompile_limit" in c.get("why", "") for c in calls[:-1])
+        earlier = any("recompile_limit" in c.why for c in calls[:-1])
         why = "recompile_limit hit on this call" if limit else "past recompile_limit" if earlier else "nothing compiled"
-        call.update(entry=None, status="eager", why=why)
+        call.entry, call.status, call.why = None, "eager", why
     else:
-        call.update(entry=front, status="unknown", why="the cache gave no signal for this call")
+        call.entry, call.status, call.why = front, "unknown", "the cache gave no signal for this call"
 
 
 def explained(
-    records: list[LogRecord], trace: Trace, calls: list[dict[str, Any]], guards: list[dict[str, Any]], snippet_path: str
-) -> dict[str, Any]:
-    """The report's extension fields: recompile_details, recompile_limit_details,
-    guard_details, shape_symbols, specializations, call_entries (empty when torch's records
-    could not be read: explaining must never cost the run its other results). `guards`:
-    what RunCapture.guards() gave (it is read once per report)."""
+    records: list[LogRecord], trace: Trace, calls: list[CallNote], guards: tuple[GuardSet, ...], snippet_path: str
+) -> Explanation:
+    """The report's explanation: recompile_details, recompile_limit_details, guard_details,
+    shape_symbols, specializations, call_entries (empty when torch's records could not be read:
+    explaining must never cost the run its other results). `guards`: what RunCapture.guards()
+    gave (it is read once per report)."""
     try:
         return _explained(records, trace, calls, guards, snippet_path)
     except Exception:  # noqa: BLE001
-        return {}
+        return Explanation()
 
 
 def _explained(
     records: list[LogRecord],
     trace: Trace,
-    calls_noted: list[dict[str, Any]],
-    guards_read: list[dict[str, Any]],
+    calls_noted: list[CallNote],
+    guards_read: tuple[GuardSet, ...],
     snippet_path: str,
-) -> dict[str, Any]:
-    calls = [{k: v for k, v in c.items() if not k.startswith("_")} for c in calls_noted]
+) -> Explanation:
+    calls = [c.as_entry() for c in calls_noted]
     details = explain.recompile_details(_recompile_records(records, calls_noted), calls, snippet_path)
     limits = [r.message for r in records if hit_limit(r)]
     guards = explain.guard_details(guards_read, snippet_path)
@@ -108,19 +128,17 @@ def _explained(
         if kind in md and isinstance(md[kind], dict)
     ]
     files = compat.trace_filenames() if events else {}
-    for call in calls:
-        call["summary"] = explain.call_summary(call, details)
-    return {
-        "recompile_details": details,
-        "recompile_limit_details": explain.limit_details(limits, details, snippet_path),
-        "guard_details": guards,
-        "shape_symbols": explain.shape_symbols(events, files, snippet_path),
-        "specializations": explain.specializations(events, files, snippet_path, details, guards),
-        "call_entries": calls,
-    }
+    return Explanation(
+        recompiles=details,
+        limits=explain.limit_details(limits, details, snippet_path),
+        guards=guards,
+        symbols=explain.shape_symbols(events, files, snippet_path),
+        specializations=explain.specializations(events, files, snippet_path, details, guards),
+        calls=tuple(replace(call, summary=explain.call_summary(call, details)) for call in calls),
+    )
 
 
-def _recompile_records(records: list[LogRecord], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _recompile_records(records: list[LogRecord], calls: list[CallNote]) -> list[explain.RecompileRecord]:
     """Each recompiles record with the call that triggered it: the call whose record range holds it."""
     out = []
     for position, rec in enumerate(records):
@@ -128,14 +146,14 @@ def _recompile_records(records: list[LogRecord], calls: list[dict[str, Any]]) ->
             continue
         head = RECOMPILE_HEAD.search(rec.message)
         cid = COMPILE_ID.search(rec.formatted)
-        during = [c["call"] for c in calls if c["_records"] <= position]
+        during = [c.call for c in calls if c.records_at <= position]
         if head is not None:
             out.append(
-                {
-                    "function": head.group("fn"),
-                    "compile_id": cid.group(1) if cid else None,
-                    "message": rec.message,
-                    "call": during[-1] if during else None,
-                }
+                explain.RecompileRecord(
+                    function=head.group("fn"),
+                    compile_id=cid.group(1) if cid else None,
+                    message=rec.message,
+                    call=during[-1] if during else None,
+                )
             )
     return out

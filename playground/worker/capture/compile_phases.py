@@ -5,25 +5,28 @@ own compilation_metrics and the chromium events of its structured trace. Worker-
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from playground.engine.explain import snippet_line
+from playground.engine.report import PHASE_KEYS, CompilePhase, PhaseTotals
 from playground.worker import compat
+from playground.worker.capture.call_entries import CallNote
 
 #: The phases of `compat.phase_times`, in the order a compile runs them.
-PHASES = ("dynamo_s", "aot_s", "inductor_s", "codegen_s", "compile_s", "other_s")
+PHASES = PHASE_KEYS
 
 Trace = list[tuple[dict[str, Any], Any]]
 
 
 def compile_phases(
-    trace: Trace, calls: list[dict[str, Any]], first_runs: dict[str, float], snippet_path: str
-) -> dict[str, Any]:
+    trace: Trace, calls: list[CallNote], first_runs: dict[str, float], snippet_path: str
+) -> tuple[tuple[CompilePhase, ...], PhaseTotals]:
     """The report's `compile_phases` (one row per frame compile, from torch's own
     compilation_metrics, with the call of inputs() that triggered it) and
     `compile_phase_totals` (sums over the run, and over call 1: the cold first call).
     `calls`: RunCapture.calls; `first_runs`: compile id -> seconds of its graphs' first run."""
-    rows: list[dict[str, Any]] = []
+    rows: list[CompilePhase] = []
     spans = chromium_spans(trace)
     # torch's outermost "dynamo" span ends after the metrics record: the n-th one of a compile
     # id belongs to that id's n-th record.
@@ -37,21 +40,21 @@ def compile_phases(
         if outer.get(cid):
             frame_spans["dynamo"] = outer[cid].pop(0)
         times = compat.phase_times(metrics, frame_spans)
-        during = [c["call"] for c in calls if c["_trace"] <= position]
+        during = [c.call for c in calls if c.trace_at <= position]
         file = metrics.get("co_filename") or ""
         rows.append(
-            {
-                "compile_id": str(metrics.get("compile_id")),
-                "function": metrics.get("co_name") or "",
-                "line": snippet_line(file, metrics.get("co_firstlineno"), snippet_path),
-                "call": during[-1] if during else None,
+            CompilePhase(
+                compile_id=cid,
+                function=metrics.get("co_name") or "",
+                line=snippet_line(file, metrics.get("co_firstlineno"), snippet_path),
+                call=during[-1] if during else None,
                 # Inductor compiles a backward graph at the first backward: after the calls.
-                "pass": "backward" if metrics.get("is_forward") is False else "forward",
+                pass_="backward" if metrics.get("is_forward") is False else "forward",
                 **{k: round(v, 6) for k, v in times.items()},
-            }
+            )
         )
-    _attach_first_runs(rows, first_runs)
-    return {"compile_phases": rows, "compile_phase_totals": phase_totals(rows)}
+    rows = _with_first_runs(rows, first_runs)
+    return tuple(rows), phase_totals(rows)
 
 
 def chromium_spans(trace: Trace) -> list[dict[str, dict[str, float]]]:
@@ -108,30 +111,32 @@ def _outer_spans(trace: Trace) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def _attach_first_runs(rows: list[dict[str, Any]], runs: dict[str, float]) -> None:
-    """Each row's `first_run_s`: the first run of the graphs its frame compile made, measured
-    around the backend's callable (outside torch's metrics, so not part of `total_s`). It goes
-    to the compile id's first forward row; a backward graph's first run happens inside the
-    compiled forward's autograd node, in a backward pass: never in the cold first call."""
+def _with_first_runs(rows: list[CompilePhase], runs: dict[str, float]) -> list[CompilePhase]:
+    """Each row with its `first_run_s`: the first run of the graphs its frame compile made,
+    measured around the backend's callable (outside torch's metrics, so not part of `total_s`).
+    It goes to the compile id's first forward row; a backward graph's first run happens inside
+    the compiled forward's autograd node, in a backward pass: never in the cold first call."""
     given: set[str] = set()
+    out = []
     for row in rows:
-        cid = row["compile_id"]
-        if row["pass"] == "forward" and cid not in given:
-            given.add(cid)
-            row["first_run_s"] = round(runs.get(cid, 0.0), 6)
-        else:
-            row["first_run_s"] = 0.0
+        first_run = 0.0
+        if row.pass_ == "forward" and row.compile_id not in given:
+            given.add(row.compile_id)
+            first_run = round(runs.get(row.compile_id, 0.0), 6)
+        out.append(replace(row, first_run_s=first_run))
+    return out
 
 
-def phase_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def phase_totals(rows: list[CompilePhase]) -> PhaseTotals:
     """Each phase summed over every frame compile, the whole (`total_s`), and the same whole
     for the compiles made during call 1 (`first_call_s`: what the cold compile time holds).
     `first_run_s` sums the graphs' first runs, and `first_call_run_s` those of call 1: with
     `first_call_s`, what torch's first call spent compiling and then first running."""
-    totals: dict[str, Any] = {k: round(sum(r[k] for r in rows), 6) for k in (*PHASES, "total_s")}
-    first = [r for r in rows if r.get("call") == 1 and r.get("pass") != "backward"]
-    totals["first_call_s"] = round(sum(r["total_s"] for r in first), 6)
-    totals["frames"] = len(rows)
-    totals["first_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in rows), 6)
-    totals["first_call_run_s"] = round(sum(r.get("first_run_s", 0.0) for r in first), 6)
-    return totals
+    first = [r for r in rows if r.call == 1 and r.pass_ != "backward"]
+    return PhaseTotals(
+        **{k: round(sum((getattr(r, k) for r in rows), 0.0), 6) for k in (*PHASES, "total_s")},
+        first_call_s=round(sum((r.total_s for r in first), 0.0), 6),
+        frames=len(rows),
+        first_run_s=round(sum((r.first_run_s or 0.0 for r in rows), 0.0), 6),
+        first_call_run_s=round(sum((r.first_run_s or 0.0 for r in first), 0.0), 6),
+    )

@@ -11,6 +11,7 @@ arrived after the mark. Worker-side.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -53,11 +54,11 @@ class _Mark:
 
 @dataclass(frozen=True)
 class Diagnostics:
-    """The diagnostics of a run as read at one point: the typed fields, the raw groups they came
-    from (for re-reading only what changed) and the mark."""
+    """The diagnostics of a run as read at one point: the typed fields, the groups of Report
+    fields they came from (for re-reading only what changed) and the mark."""
 
     report: Report
-    groups: dict[str, dict[str, Any]]
+    groups: dict[str, Mapping[str, Any]]
     mark: _Mark
 
     def apply(self, report: Report) -> Report:
@@ -94,16 +95,16 @@ def refresh(capture: RunCapture, earlier: Diagnostics) -> Diagnostics:
     )
 
 
-def _assemble(capture: RunCapture, *groups: dict[str, Any]) -> Diagnostics:
+def _assemble(capture: RunCapture, *groups: Mapping[str, Any]) -> Diagnostics:
     records, dynamo, trace = groups
-    report = Report.from_dict({**records, **dynamo, **trace})
+    report = Report(**records, **dynamo, **trace)
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
     named = {"records": records, "dynamo": dynamo, "trace": trace}
     return Diagnostics(report, named, mark)
 
 
-def _from_records(cap: RunCapture) -> dict[str, Any]:
-    """The contract's keys that torch's log artifacts give."""
+def _from_records(cap: RunCapture) -> Mapping[str, Any]:
+    """The Report fields that torch's log artifacts give."""
     breaks, total = cap.graph_breaks()
     recompiles = cap.recompiles()
     limit = cap.recompile_limit()
@@ -113,18 +114,18 @@ def _from_records(cap: RunCapture) -> dict[str, Any]:
         "recompiles": recompiles,
         "recompile_count": len(recompiles),
         "recompile_limit_hit": bool(limit),
-        "recompile_limit_functions": limit,
+        "recompile_limit_functions": tuple(limit),
         "logs": cap.logs(),
     }
 
 
-def _from_dynamo(cap: RunCapture) -> dict[str, Any]:
-    """The guards, and why it recompiled (the report's explanation fields)."""
+def _from_dynamo(cap: RunCapture) -> Mapping[str, Any]:
+    """The guards, and why it recompiled (the report's explanation)."""
     guards = cap.guards()
-    return {"guards": guards, **cap.explained(guards)}
+    return {"guards": guards, "explanation": cap.explained(guards)}
 
 
-def _from_trace(cap: RunCapture) -> dict[str, Any]:
+def _from_trace(cap: RunCapture) -> Mapping[str, Any]:
     """The graphs with Inductor's code for each, and compile time per phase."""
     codes_by_id: dict[str, list[str]] = {}
     for md, payload in cap.trace:
@@ -133,10 +134,16 @@ def _from_trace(cap: RunCapture) -> dict[str, Any]:
             codes_by_id.setdefault(cid, []).append(payload)
     graphs = []
     for graph in cap.graphs:
-        codes = codes_by_id.get(graph.get("compile_id") or "")
+        codes = codes_by_id.get(graph.compile_id or "")
         joined = "\n\n# ---- next kernel module ----\n\n".join(codes) if codes else None
-        graphs.append({**graph, "output_code": joined})
-    return {"graph_count": len(cap.graphs), "graphs": graphs, **cap.compile_phases()}
+        graphs.append(replace(graph, output_code=joined))
+    phases, totals = cap.compile_phases()
+    return {
+        "graph_count": len(cap.graphs),
+        "graphs": tuple(graphs),
+        "compile_phases": phases,
+        "compile_phase_totals": totals,
+    }
 
 
 def trace_payload(cap: RunCapture) -> dict[str, Any]:

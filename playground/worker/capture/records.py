@@ -11,12 +11,23 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from playground.engine.explain import snippet_line
+from playground.engine.report import (
+    CompilePhase,
+    Explanation,
+    Graph,
+    GraphBreak,
+    GuardSet,
+    Logs,
+    PhaseTotals,
+    Recompile,
+)
 from playground.worker import compat
 from playground.worker.capture import call_entries
+from playground.worker.capture.call_entries import CallNote
 from playground.worker.capture.compile_phases import compile_phases
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
@@ -39,9 +50,10 @@ class RunCapture:
     trace: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     #: Raw TORCH_TRACE lines (torch's trace formatter), for `check --trace`.
     trace_lines: list[str] = field(default_factory=list)
-    graphs: list[dict[str, Any]] = field(default_factory=list)
+    #: Each graph handed to the backend, in order (its Inductor code is added when read).
+    graphs: list[Graph] = field(default_factory=list)
     #: One note per call of inputs(): its arguments and what torch's cache did (see call_started).
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[CallNote] = field(default_factory=list)
     #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
     first_runs: dict[str, float] = field(default_factory=dict)
 
@@ -50,12 +62,12 @@ class RunCapture:
     def log_text(self, artifact: str) -> str:
         return "\n".join(r.formatted for r in self.records if r.artifact == artifact)
 
-    def logs(self) -> dict[str, str]:
-        return {a: self.log_text(a) for a in compat.ARTIFACTS}
+    def logs(self) -> Logs:
+        return Logs(**{a: self.log_text(a) for a in compat.ARTIFACTS})
 
-    def graph_breaks(self) -> tuple[list[dict[str, Any]], int]:
+    def graph_breaks(self) -> tuple[tuple[GraphBreak, ...], int]:
         """Distinct break sites (in first-seen order) and the total number of breaks logged."""
-        sites: dict[tuple[str, int | None, str], dict[str, Any]] = {}
+        sites: dict[tuple[str, int | None, str], GraphBreak] = {}
         total = 0
         for rec in self.records:
             if rec.artifact != "graph_breaks":
@@ -64,15 +76,12 @@ class RunCapture:
             if parsed is None:
                 continue
             total += 1
-            key = (parsed["file"], parsed["line"], parsed["reason"])
-            if key in sites:
-                sites[key]["count"] += 1
-            else:
-                parsed["count"] = 1
-                sites[key] = parsed
-        return list(sites.values()), total
+            key = (parsed.file, parsed.line, parsed.reason)
+            seen = sites.get(key)
+            sites[key] = parsed if seen is None else replace(seen, count=seen.count + 1)
+        return tuple(sites.values()), total
 
-    def recompiles(self) -> list[dict[str, Any]]:
+    def recompiles(self) -> tuple[Recompile, ...]:
         out = []
         for rec in self.records:
             if rec.artifact != "recompiles":
@@ -80,17 +89,19 @@ class RunCapture:
             head = RECOMPILE_HEAD.search(rec.message)
             if head is None:
                 continue
-            reasons = [line.strip()[2:].strip() for line in rec.message.splitlines() if line.strip().startswith("- ")]
+            reasons = tuple(
+                line.strip()[2:].strip() for line in rec.message.splitlines() if line.strip().startswith("- ")
+            )
             cid = COMPILE_ID.search(rec.formatted)
             out.append(
-                {
-                    "function": head.group("fn"),
-                    "reasons": reasons,
-                    "compile_id": cid.group(1) if cid else None,
-                    "line": snippet_line(head.group("file"), int(head.group("line")), self.snippet_path),
-                }
+                Recompile(
+                    function=head.group("fn"),
+                    reasons=reasons,
+                    compile_id=cid.group(1) if cid else None,
+                    line=snippet_line(head.group("file"), int(head.group("line")), self.snippet_path),
+                )
             )
-        return out
+        return tuple(out)
 
     def recompile_limit(self) -> list[str]:
         """ "fn (file:line) after N" for each frame that hit recompile_limit."""
@@ -117,14 +128,14 @@ class RunCapture:
         """After the last started call: which entry served it (call_entries)."""
         call_entries.call_finished(self.calls, target, args, self.trace, self.records)
 
-    def explained(self, guards: list[dict[str, Any]]) -> dict[str, Any]:
+    def explained(self, guards: tuple[GuardSet, ...]) -> Explanation:
         """The report's explanation fields (call_entries.explained); `guards`: what guards() gave."""
         return call_entries.explained(self.records, self.trace, self.calls, guards, self.snippet_path)
 
     def metrics(self) -> list[dict[str, Any]]:
         return [md["compilation_metrics"] for md, _ in self.trace if "compilation_metrics" in md]
 
-    def compile_phases(self) -> dict[str, Any]:
+    def compile_phases(self) -> tuple[tuple[CompilePhase, ...], PhaseTotals]:
         """The report's `compile_phases` and `compile_phase_totals` (compile_phases.py)."""
         return compile_phases(self.trace, self.calls, self.first_runs, self.snippet_path)
 
@@ -136,7 +147,7 @@ class RunCapture:
             names[str(m.get("compile_id"))] = (m.get("co_name") or "", m.get("co_firstlineno"))
         return names
 
-    def guards(self) -> list[dict[str, Any]]:
+    def guards(self) -> tuple[GuardSet, ...]:
         names = self.guard_names()
         out = []
         for md, payload in self.trace:
@@ -144,15 +155,8 @@ class RunCapture:
                 continue
             cid = f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
             fn, line = names.get(cid, ("", None))
-            out.append(
-                {
-                    "compile_id": cid,
-                    "function": fn,
-                    "line": line,
-                    "guards": parse_guard_tree(payload),
-                }
-            )
-        return out
+            out.append(GuardSet(compile_id=cid, function=fn, line=line, guards=parse_guard_tree(payload)))
+        return tuple(out)
 
 
 def snippet_line_in_text(text: str, snippet_path: str) -> int | None:
@@ -166,8 +170,8 @@ def snippet_line_in_text(text: str, snippet_path: str) -> int | None:
     return line
 
 
-def parse_graph_break(message: str, snippet_path: str) -> dict[str, Any] | None:
-    """One graph_breaks log record as {reason, hint, file, line, gb_id, explanation, hints}."""
+def parse_graph_break(message: str, snippet_path: str) -> GraphBreak | None:
+    """One graph_breaks log record as a break site seen once (None: not a graph break)."""
     head = _BREAK_HEAD.match(message)
     if head is None:
         return None
@@ -202,20 +206,20 @@ def parse_graph_break(message: str, snippet_path: str) -> dict[str, Any] | None:
     line = snippet_line(file, line_no, snippet_path)
     if line is None:
         line = snippet_line_in_text(traceback_text, snippet_path)
-    return {
-        "reason": reason,
-        "hint": hints[0] if hints else "",
-        "hints": hints,
-        "explanation": explanation,
-        "gb_id": gb_id,
-        "gb_type": registry.get("gb_type") or reason,
-        "file": file,
-        "line": line,
-        "detail": message.split("\nUser code traceback:")[0].strip(),
-    }
+    return GraphBreak(
+        reason=reason,
+        hint=hints[0] if hints else "",
+        hints=tuple(hints),
+        explanation=explanation,
+        gb_id=gb_id,
+        gb_type=registry.get("gb_type") or reason,
+        file=file,
+        line=line,
+        detail=message.split("\nUser code traceback:")[0].strip(),
+    )
 
 
-def parse_guard_tree(text: str) -> list[str]:
+def parse_guard_tree(text: str) -> tuple[str, ...]:
     """The guard lines of a TREE_GUARD_MANAGER dump, without the tree's managers."""
     guards = []
     for raw in text.splitlines():
@@ -227,7 +231,7 @@ def parse_guard_tree(text: str) -> list[str]:
         if kind.endswith("GuardManager") or kind in ("GuardManager", "RootGuardManager"):
             continue
         guards.append(body.strip())
-    return guards
+    return tuple(guards)
 
 
 class _Dispatcher(logging.Handler):

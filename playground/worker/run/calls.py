@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from playground.engine.report import Graph
 from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture.records import RunCapture
@@ -133,7 +134,7 @@ def counting_backend(
             code = gm.code
         ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
         cid = compat.current_compile_id()
-        capture.graphs.append({"index": len(capture.graphs) + 1, "compile_id": cid, "code": code, "op_count": ops})
+        capture.graphs.append(Graph(index=len(capture.graphs) + 1, compile_id=cid, code=code, op_count=ops))
         if on_traced is not None:
             on_traced(len(capture.graphs), ops)
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it

@@ -20,9 +20,12 @@ import reprlib
 import sys
 import types
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import torch
+
+from playground.engine.report import Comparison
 
 #: (rtol, atol) as torch.testing.assert_close uses them.
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -102,25 +105,12 @@ def _dtype_name(dtype: Any) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def row(name: str, call: int, ok: bool, note: str = "", **fields: Any) -> dict[str, Any]:
-    """One report row; every row has the same keys so readers need no special cases."""
-    entry: dict[str, Any] = {
-        "name": name,
-        "call": call,
-        "dtype": "",
-        "max_abs": None,
-        "max_rel": None,
-        "atol": None,
-        "rtol": None,
-        "ok": ok,
-        "compared": True,
-        "note": note[:MAX_NOTE],
-    }
-    entry.update(fields)
-    return entry
+def row(name: str, call: int, ok: bool, note: str = "", **fields: Any) -> Comparison:
+    """One report row (its note cut to MAX_NOTE); `fields`: Comparison's other fields."""
+    return Comparison(name=name, call=call, ok=ok, note=note[:MAX_NOTE], **fields)
 
 
-def _not_compared(name: str, call: int, why: str, **fields: Any) -> dict[str, Any]:
+def _not_compared(name: str, call: int, why: str, **fields: Any) -> Comparison:
     # Not a mismatch: we could not look, and say so. Counting it as a failure would fail a
     # CI job (--fail-on-mismatch) on something torch.compile did not get wrong.
     return row(name, call, True, f"not compared: {why}", compared=False, **fields)
@@ -260,7 +250,7 @@ def _nested_flat(e: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.
 
 def compare_tensors(
     name: str, expected: torch.Tensor, actual: torch.Tensor, call: int, override: dict[str, float] | None
-) -> dict[str, Any]:
+) -> Comparison:
     """One entry for a tensor leaf. Never raises: a tensor it cannot read is 'not compared'."""
     try:
         return _compare_tensors(name, expected, actual, call, override)
@@ -270,14 +260,12 @@ def compare_tensors(
 
 def _compare_tensors(
     name: str, expected: torch.Tensor, actual: torch.Tensor, call: int, override: dict[str, float] | None
-) -> dict[str, Any]:
+) -> Comparison:
     entry = row(name, call, False, dtype=_dtype_name(expected.dtype))
     if expected.is_nested != actual.is_nested:
-        entry["note"] = f"layout {_layout_name(actual)} != eager {_layout_name(expected)}"
-        return entry
+        return replace(entry, note=f"layout {_layout_name(actual)} != eager {_layout_name(expected)}")
     if not expected.is_nested and expected.shape != actual.shape:
-        entry["note"] = f"shape {tuple(actual.shape)} != eager {tuple(expected.shape)}"
-        return entry
+        return replace(entry, note=f"shape {tuple(actual.shape)} != eager {tuple(expected.shape)}")
     # Differences that still leave values worth measuring: reported, and the leaf fails.
     problems = []
     if expected.dtype != actual.dtype:
@@ -287,33 +275,30 @@ def _compare_tensors(
     if expected.device.type != actual.device.type:
         problems.append(f"device {actual.device} != eager {expected.device}")
     if expected.is_meta or actual.is_meta:
-        entry.update(compared=False, ok=not problems)
-        entry["note"] = "; ".join([*problems, "not compared: a meta tensor holds no values"])
-        return entry
+        note = "; ".join([*problems, "not compared: a meta tensor holds no values"])
+        return replace(entry, compared=False, ok=not problems, note=note)
     if expected.is_nested:
         flat = _nested_flat(expected, actual)
         if isinstance(flat, str):
-            entry["note"] = flat
-            return entry
+            return replace(entry, note=flat)
         e, a = flat
     else:
         e, a = plain(expected), plain(actual)
-    _measure(entry, e, a, override)
+    entry = _measure(entry, e, a, override)
     if problems:
-        entry["ok"] = False
-        entry["note"] = "; ".join([*problems, entry["note"]] if entry["note"] else problems)[:MAX_NOTE]
+        note = "; ".join([*problems, entry.note] if entry.note else problems)[:MAX_NOTE]
+        entry = replace(entry, ok=False, note=note)
     return entry
 
 
-def _measure(entry: dict[str, Any], e: torch.Tensor, a: torch.Tensor, override: dict[str, float] | None) -> None:
-    """max_abs, max_rel and ok for two dense CPU tensors of the same shape."""
+def _measure(entry: Comparison, e: torch.Tensor, a: torch.Tensor, override: dict[str, float] | None) -> Comparison:
+    """`entry` with max_abs, max_rel and ok for two dense CPU tensors of the same shape."""
     e_float = e.dtype.is_floating_point or e.dtype.is_complex
     a_float = a.dtype.is_floating_point or a.dtype.is_complex
     rtol, atol = tolerance_for(e.dtype if e_float else a.dtype, override)
-    entry["rtol"], entry["atol"] = rtol, atol
+    entry = replace(entry, rtol=rtol, atol=atol)
     if e.numel() == 0:
-        entry.update(max_abs=0.0, max_rel=0.0, ok=True)
-        return
+        return replace(entry, max_abs=0.0, max_rel=0.0, ok=True)
     wide = torch.complex128 if (e.dtype.is_complex or a.dtype.is_complex) else torch.float64
     e64, a64 = e.to(wide), a.to(wide)
     both_nan = torch.isnan(e64) & torch.isnan(a64)
@@ -323,22 +308,25 @@ def _measure(entry: dict[str, Any], e: torch.Tensor, a: torch.Tensor, override: 
     mag = e64.abs()
     rel = torch.where(mag > 0, diff / mag.clamp_min(torch.finfo(torch.float64).tiny), diff * 0)
     # nan_to_num's default turns inf into the largest float: keep it infinite, so _finite says None.
-    entry["max_abs"] = _finite(float(torch.nan_to_num(diff, nan=math.inf, posinf=math.inf).max()))
-    entry["max_rel"] = _finite(float(torch.nan_to_num(rel, nan=math.inf, posinf=math.inf).max()))
+    entry = replace(
+        entry,
+        max_abs=_finite(float(torch.nan_to_num(diff, nan=math.inf, posinf=math.inf).max())),
+        max_rel=_finite(float(torch.nan_to_num(rel, nan=math.inf, posinf=math.inf).max())),
+    )
     if not (e_float or a_float):
         # Integers and bools are exact; int64 beyond 2**53 rounds in float64, so compare as int64.
-        entry["ok"] = bool(torch.equal(e.to(torch.int64), a.to(torch.int64)))
-        return
+        return replace(entry, ok=bool(torch.equal(e.to(torch.int64), a.to(torch.int64))))
     # An infinity on one side only: atol + rtol * inf would let any value pass, so say it plainly.
     lone_inf = (torch.isinf(e64) | torch.isinf(a64)) & ~same_inf
     bad = (diff > atol + rtol * mag) | (torch.isnan(diff) & ~both_nan) | lone_inf
-    entry["ok"] = not bool(bad.any())
+    entry = replace(entry, ok=not bool(bad.any()))
     if bool((torch.isnan(e64) ^ torch.isnan(a64)).any()):
-        entry["note"] = "NaN in one side only"
-    elif bool(lone_inf.any()):
-        entry["note"] = f"inf against a different value in {int(lone_inf.sum())} element(s)"
-    elif bool(both_nan.any()):
-        entry["note"] = f"NaN on both sides in {int(both_nan.sum())} element(s), counted equal"
+        return replace(entry, note="NaN in one side only")
+    if bool(lone_inf.any()):
+        return replace(entry, note=f"inf against a different value in {int(lone_inf.sum())} element(s)")
+    if bool(both_nan.any()):
+        return replace(entry, note=f"NaN on both sides in {int(both_nan.sum())} element(s), counted equal")
+    return entry
 
 
 # --- Python values ---------------------------------------------------------------------------
@@ -367,7 +355,7 @@ def _as_pairs(e: Any, a: Any) -> list[tuple[float, float]] | None:
         return None
 
 
-def _compare_number(path: str, e: Any, a: Any, call: int, override: dict[str, float] | None) -> dict[str, Any] | None:
+def _compare_number(path: str, e: Any, a: Any, call: int, override: dict[str, float] | None) -> Comparison | None:
     """int/bool exactly; float and complex within float64 tolerances, NaN equal to NaN."""
     kind = _type_name(e)
     if isinstance(e, numbers.Integral):
@@ -464,21 +452,21 @@ class _Walk:
     def __init__(self, call: int, override: dict[str, float] | None) -> None:
         self.call = call
         self.override = override
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[Comparison] = []
         self.unlisted_ok = 0
         self.unlisted_bad = 0
         self.active: set[tuple[int, int]] = set()
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: Comparison) -> None:
         # Past the limit keep listing failures (up to twice as many), and only count the rest.
-        if len(self.entries) < MAX_LISTED or (not entry["ok"] and len(self.entries) < 2 * MAX_LISTED):
+        if len(self.entries) < MAX_LISTED or (not entry.ok and len(self.entries) < 2 * MAX_LISTED):
             self.entries.append(entry)
-        elif entry["ok"]:
+        elif entry.ok:
             self.unlisted_ok += 1
         else:
             self.unlisted_bad += 1
 
-    def finish(self, root: str) -> list[dict[str, Any]]:
+    def finish(self, root: str) -> list[Comparison]:
         if self.unlisted_ok or self.unlisted_bad:
             note = f"{self.unlisted_ok + self.unlisted_bad} more leaves compared, not listed"
             if self.unlisted_bad:
@@ -606,8 +594,7 @@ class _Walk:
                 self.add(_not_compared(path, self.call, f"a numpy array torch cannot read ({describe_exc(exc)})"))
             return
         entry = compare_tensors(path, te, ta, self.call, self.override)
-        entry["dtype"] = f"numpy {entry['dtype']}"
-        self.add(entry)
+        self.add(replace(entry, dtype=f"numpy {entry.dtype}"))
 
     def _object(self, e: Any, a: Any, path: str, depth: int) -> None:
         """Anything else: its own == when that gives a bool, else its attributes side by side."""
@@ -631,7 +618,7 @@ class _Walk:
 
 def compare_values(
     expected: Any, actual: Any, call: int, override: dict[str, float] | None, root: str = "out"
-) -> list[dict[str, Any]]:
+) -> list[Comparison]:
     """One entry per leaf of the eager output, walked side by side with the compiled one.
 
     A difference in structure (keys, lengths, fields, types) is a failing entry at the path
@@ -708,7 +695,7 @@ def compare_grads(
     compiled: dict[str, torch.Tensor | None],
     call: int,
     override: dict[str, float] | None,
-) -> list[dict[str, Any]]:
+) -> list[Comparison]:
     """One entry per gradient; a gradient on one side only is a mismatch."""
     results = []
     for name in [*eager, *(n for n in compiled if n not in eager)]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -60,7 +60,7 @@ def check(
     override, tolerance_notes = comparison.validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
     ctx.notes += tolerance_notes
     ctx.progress("equivalence", "comparing values")
-    groups: dict[str, list[dict[str, Any]]] = {"outputs": [], "grads": [], "state": []}
+    groups: dict[str, list[Comparison]] = {"outputs": [], "grads": [], "state": []}
     leaves: list[_Leaf] = []
     notes: list[str] = []
     eager_state = dict(initial_state)
@@ -103,15 +103,22 @@ def check(
             _add_one(groups, leaves, "state", entry, e, c, _state_of(name, rec.index))
     reference = "eager reference: its own process, the same calls from a fresh load"
     rule = ""
-    judged = [leaf for leaf in leaves if not groups[leaf.group][leaf.position]["ok"]]
+    judged = [leaf for leaf in leaves if not groups[leaf.group][leaf.position].ok]
     if judged and override is None:
         rule = RULE
-        judged = [leaf for leaf in judged if not _within_harness_tolerance(groups[leaf.group][leaf.position], leaf)]
+        outside = []
+        for leaf in judged:
+            rounded = _within_harness_tolerance(groups[leaf.group][leaf.position], leaf)
+            if rounded is None:
+                outside.append(leaf)
+            else:
+                groups[leaf.group][leaf.position] = rounded
+        judged = outside
     if judged and override is None:
         wide = float64()
         if wide.calls and wide.error is None:
             for leaf in judged:
-                _judge(groups[leaf.group][leaf.position], leaf, wide)
+                groups[leaf.group][leaf.position] = _judge(groups[leaf.group][leaf.position], leaf, wide)
             reference += f"; float64 reference run for {len(judged)} value(s) outside the tolerance"
         else:
             why = wide.error.message if wide.error is not None else (wide.note or "it made no call")
@@ -121,23 +128,23 @@ def check(
         reference += "; TOLERANCE given: the float64 rule not applied"
     for leaf in leaves:
         entry = groups[leaf.group][leaf.position]
-        if not entry["ok"] and not entry.get("worst"):
-            entry["worst"] = _worst(leaf.eager, leaf.compiled, None)
+        if not entry.ok and not entry.worst:
+            groups[leaf.group][leaf.position] = replace(entry, worst=_worst(leaf.eager, leaf.compiled, None))
     for entries in groups.values():
-        for entry in entries:
-            entry.setdefault("verdict", _verdict(entry))
-    compared = [e for entries in groups.values() for e in entries if e.get("compared", True)]
-    verdict = max((e["verdict"] for e in compared if e["verdict"]), key=VERDICTS.index, default="")
-    ok = all(e["ok"] for entries in groups.values() for e in entries)
+        # A verdict already given (a value one side lacks, the float64 rule) stands.
+        entries[:] = [e if e.verdict else replace(e, verdict=_verdict(e)) for e in entries]
+    compared = [e for entries in groups.values() for e in entries if e.compared]
+    verdict = max((e.verdict for e in compared if e.verdict), key=VERDICTS.index, default="")
+    ok = all(e.ok for entries in groups.values() for e in entries)
     # "no gradients" is news only when no call gave any.
     note = "; ".join(dict.fromkeys(n for n in notes if not (groups["grads"] and n.startswith("no gradient"))))
     return Equivalence(
         ok=ok,
-        outputs=tuple(Comparison.from_dict(e) for e in groups["outputs"]),
-        grads=tuple(Comparison.from_dict(e) for e in groups["grads"]),
+        outputs=tuple(groups["outputs"]),
+        grads=tuple(groups["grads"]),
         note=note,
         verdict=verdict,
-        state=tuple(Comparison.from_dict(e) for e in groups["state"]),
+        state=tuple(groups["state"]),
         reference=reference,
         rule=rule,
     )
@@ -152,7 +159,7 @@ def _missing(eager: SideResult) -> str:
 
 
 def _compare_grads(
-    groups: dict[str, list[dict[str, Any]]],
+    groups: dict[str, list[Comparison]],
     leaves: list[_Leaf],
     index: int,
     ref: Any,
@@ -169,21 +176,21 @@ def _compare_grads(
         groups["grads"].append(_bad("loss", index, f"{side} output gives no gradient: {why}"))
         return
     for entry in comparison.compare_grads(ref.grads, mine.grads, index, override):
-        name = entry["name"].removesuffix(".grad")
+        name = entry.name.removesuffix(".grad")
         e, c = ref.grads.get(name), mine.grads.get(name)
         _add_one(groups, leaves, "grads", entry, e, c, lambda r, i=index, n=name: _grad_of(r, i, n))
 
 
-def _bad(name: str, call: int, note: str) -> dict[str, Any]:
-    """A row for a value one side lacks: the same keys as every other row (comparison.row)."""
+def _bad(name: str, call: int, note: str) -> Comparison:
+    """A row for a value one side lacks."""
     return comparison.row(name, call, False, note, verdict="differs")
 
 
 def _add(
-    groups: dict[str, list[dict[str, Any]]],
+    groups: dict[str, list[Comparison]],
     leaves: list[_Leaf],
     group: str,
-    entries: list[dict[str, Any]],
+    entries: list[Comparison],
     eager_value: Any,
     compiled_value: Any,
     root: str,
@@ -194,7 +201,7 @@ def _add(
     eager_leaves = dict(comparison.leaves(eager_value, root))
     compiled_leaves = dict(comparison.leaves(compiled_value, root))
     for entry in entries:
-        path = entry["name"]
+        path = entry.name
 
         def fp64(r: SideResult, path: str = path) -> torch.Tensor | None:
             value = fp64_root(r)
@@ -204,16 +211,16 @@ def _add(
 
 
 def _add_one(
-    groups: dict[str, list[dict[str, Any]]],
+    groups: dict[str, list[Comparison]],
     leaves: list[_Leaf],
     group: str,
-    entry: dict[str, Any],
+    entry: Comparison,
     e: Any,
     c: Any,
     fp64: Callable[[SideResult], torch.Tensor | None],
 ) -> None:
     groups[group].append(entry)
-    if not entry["ok"] and entry.get("compared", True) and _tensors(e, c):
+    if not entry.ok and entry.compared and _tensors(e, c):
         leaves.append(_Leaf(group, len(groups[group]) - 1, e, c, fp64))
 
 
@@ -243,49 +250,51 @@ def _state_of(name: str, index: int) -> Callable[[SideResult], torch.Tensor | No
     return find
 
 
-def _within_harness_tolerance(entry: dict[str, Any], leaf: _Leaf) -> bool:
-    """The harness's first step: close at atol=rtol=HARNESS_TOL (or the dtype's own, when looser)."""
+def _within_harness_tolerance(entry: Comparison, leaf: _Leaf) -> Comparison | None:
+    """The harness's first step: close at atol=rtol=HARNESS_TOL (or the dtype's own, when looser).
+    The entry judged within rounding, or None when the leaf is not that close."""
     if not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
-        return False
+        return None
     try:
         e, c = comparison.plain(leaf.eager), comparison.plain(leaf.compiled).to(leaf.eager.dtype)
-        tol = max(HARNESS_TOL, entry.get("atol") or 0.0, entry.get("rtol") or 0.0)
+        tol = max(HARNESS_TOL, entry.atol or 0.0, entry.rtol or 0.0)
         close = bool(torch.allclose(c, e, atol=tol, rtol=tol, equal_nan=True))
     except Exception:  # noqa: BLE001 - what cannot be compared this way goes to float64
-        return False
-    if close:
-        entry["ok"] = True
-        entry["verdict"] = "within rounding"
-        entry["worst"] = _worst(leaf.eager, leaf.compiled, None)
-        entry["note"] = _join(
-            entry.get("note", ""), f"within atol=rtol={tol:g} of eager, the accuracy harness's tolerance"
-        )
-    return close
+        return None
+    if not close:
+        return None
+    return replace(
+        entry,
+        ok=True,
+        verdict="within rounding",
+        worst=_worst(leaf.eager, leaf.compiled, None),
+        note=_join(entry.note, f"within atol=rtol={tol:g} of eager, the accuracy harness's tolerance"),
+    )
 
 
-def _judge(entry: dict[str, Any], leaf: _Leaf, wide: SideResult) -> None:
-    """The float64 rule on one leaf outside the tolerance."""
+def _judge(entry: Comparison, leaf: _Leaf, wide: SideResult) -> Comparison:
+    """The float64 rule on one leaf outside the tolerance: the entry judged."""
     ref = leaf.fp64(wide)
     if not isinstance(ref, torch.Tensor) or ref.shape != leaf.eager.shape:
-        entry["note"] = _join(entry.get("note", ""), "no float64 value to judge it by")
-        return
+        return replace(entry, note=_join(entry.note, "no float64 value to judge it by"))
     e, c, r = (comparison.plain(t).to(torch.float64) for t in (leaf.eager, leaf.compiled, ref))
     if not (e.is_floating_point() or e.is_complex()) or not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
-        return  # integers and booleans are exact: no rounding to forgive
+        return entry  # integers and booleans are exact: no rounding to forgive
     eager_err, compiled_err = _rmse(r, e), _rmse(r, c)
     small = leaf.eager.dtype in (torch.float16, torch.bfloat16) or leaf.eager.numel() < SMALL_NUMEL
     k = K_SMALL_OR_HALF if small else K_DEFAULT
-    entry["eager_err"] = _finite(eager_err)
-    entry["compiled_err"] = _finite(compiled_err)
-    entry["worst"] = _worst(leaf.eager, leaf.compiled, ref)
-    if math.isfinite(compiled_err) and math.isfinite(eager_err) and compiled_err <= k * eager_err + FLOOR:
-        entry["ok"] = True
-        entry["verdict"] = "within rounding"
-        words = f"compiled's RMS error vs float64 {compiled_err:.3g} <= {k:g} x eager's own {eager_err:.3g} + {FLOOR:g}"
-    else:
-        entry["verdict"] = "differs"
-        words = f"compiled's RMS error vs float64 {compiled_err:.3g} > {k:g} x eager's own {eager_err:.3g} + {FLOOR:g}"
-    entry["note"] = _join(entry.get("note", ""), words)
+    within = math.isfinite(compiled_err) and math.isfinite(eager_err) and compiled_err <= k * eager_err + FLOOR
+    sign = "<=" if within else ">"
+    words = f"compiled's RMS error vs float64 {compiled_err:.3g} {sign} {k:g} x eager's own {eager_err:.3g} + {FLOOR:g}"
+    return replace(
+        entry,
+        ok=True if within else entry.ok,
+        verdict="within rounding" if within else "differs",
+        eager_err=_finite(eager_err),
+        compiled_err=_finite(compiled_err),
+        worst=_worst(leaf.eager, leaf.compiled, ref),
+        note=_join(entry.note, words),
+    )
 
 
 def _rmse(ref: torch.Tensor, value: torch.Tensor) -> float:
@@ -326,9 +335,9 @@ def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a else b
 
 
-def _verdict(entry: dict[str, Any]) -> str:
-    if not entry.get("compared", True):
+def _verdict(entry: Comparison) -> str:
+    if not entry.compared:
         return ""
-    if not entry["ok"]:
+    if not entry.ok:
         return "differs"
-    return "identical" if entry.get("max_abs") in (None, 0, 0.0) else "within tolerance"
+    return "identical" if entry.max_abs in (None, 0, 0.0) else "within tolerance"

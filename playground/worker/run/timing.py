@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from playground.engine.report import Machine, Timings
@@ -42,21 +43,19 @@ def time_calls(
     for key in ("eager_ms", "compiled_ms", "speedup", "eager_iqr_ms", "compiled_iqr_ms", "speedup_low", "speedup_high"):
         if steady.get(key) is not None and not math.isfinite(steady[key]):
             steady[key] = None
-    steady["unreliable"] = unreliable(settings.backend, steady, seen, frames)
-    steady["machine"] = seen.to_dict()
     note = ""
     if settings.backend == "inductor" and first_inductor:
         note = "first Inductor run in this worker: compile_s includes Inductor's one-time start-up"
-    return Timings.from_dict(
-        {
-            "note": note,
-            "compile_s": done.compile_s,
-            "device": settings.device,
-            "compile_cache": cache_word(settings, done.cache_at_first_call),
-            "cache_counts": done.cache_at_first_call,
-            "timed_call": index,
-            **steady,
-        }
+    return Timings(
+        note=note,
+        compile_s=done.compile_s,
+        device=settings.device,
+        compile_cache=cache_word(settings, done.cache_at_first_call),
+        cache_counts=MappingProxyType(dict(done.cache_at_first_call)),
+        timed_call=index,
+        **steady,
+        unreliable=unreliable(settings.backend, steady, seen, frames),
+        machine=seen,
     )
 
 
