@@ -29,15 +29,31 @@ VOLATILE = re.compile(
 )
 
 
-def _mask(value: Any, key: str = "") -> Any:
+#: Object ids (in guard text and generated names) and addresses: new in every process.
+IDS = re.compile(r"\d{9,}|0x[0-9a-f]{6,}")
+#: A frame of our own code in a stack (its line numbers move with any edit to the file).
+OUR_FRAME = re.compile(r'(playground/[\w/]+\.py", line )\d+')
+#: Decimal numbers, in torch's raw log text and in stacks (latencies, timestamps).
+DECIMALS = re.compile(r"\d+\.\d+")
+#: Subtrees whose every number is a measurement.
+MEASURED = ("phase_s",)
+#: Strings holding raw text whose numbers are measurements.
+RAW_TEXT = ("logs", "detail", "graph_breaks", "recompiles", "guards")
+
+
+def _mask(value: Any, key: str = "", measured: bool = False, raw: bool = False) -> Any:
+    measured = measured or key in MEASURED
+    raw = raw or key in RAW_TEXT
     if isinstance(value, dict):
-        return {k: _mask(v, k) for k, v in value.items()}
+        return {k: _mask(v, k, measured, raw) for k, v in value.items()}
     if isinstance(value, list):
-        return [_mask(v, key) for v in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and VOLATILE.search(key.lower()):
+        return [_mask(v, key, measured, raw) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (measured or VOLATILE.search(key.lower())):
         return "<n>"
     if isinstance(value, str):
-        return value.replace(str(ROOT), "<root>")
+        value = IDS.sub("<id>", value.replace(str(ROOT), "<root>"))
+        value = OUR_FRAME.sub(r"\1<n>", value)
+        return DECIMALS.sub("<x.y>", value) if raw else value
     return value
 
 

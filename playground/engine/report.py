@@ -610,16 +610,9 @@ class CompilePhase(Wire):
     first_run_s: float | None = wire(None, omit=_absent_if_none("first_run_s"))
 
 
-#: The phases in the order a compile runs them, with the words the views use.
+#: The phases in the order a compile runs them: the fields of `CompilePhase` and `PhaseTotals`
+#: that sum to `total_s` (the views' words for them: playground/engine/wording/phases.py).
 PHASE_KEYS: tuple[str, ...] = ("dynamo_s", "aot_s", "inductor_s", "codegen_s", "compile_s", "other_s")
-PHASE_WORDS: dict[str, str] = {
-    "dynamo_s": "Dynamo",
-    "aot_s": "AOT/backend",
-    "inductor_s": "Inductor",
-    "codegen_s": "codegen",
-    "compile_s": "C++/Triton",
-    "other_s": "other",
-}
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.engine.report import CompilePhase, PhaseTotals, Report
+from playground.engine.report import PHASE_KEYS, CompilePhase, PhaseTotals, Report
 
-#: The phases in the order a compile runs them, each with its column's word: the views' one
-#: list of them (the values are fields of `CompilePhase` and `PhaseTotals`).
-PHASES: tuple[tuple[str, str], ...] = (
-    ("dynamo_s", "Dynamo"),
-    ("aot_s", "AOT/backend"),
-    ("inductor_s", "Inductor"),
-    ("codegen_s", "codegen"),
-    ("compile_s", "C++/Triton"),
-    ("other_s", "other"),
-)
+#: Each phase's column word.
+WORDS: dict[str, str] = {
+    "dynamo_s": "Dynamo",
+    "aot_s": "AOT/backend",
+    "inductor_s": "Inductor",
+    "codegen_s": "codegen",
+    "compile_s": "C++/Triton",
+    "other_s": "other",
+}
+#: The phases in the order a compile runs them, each with its column's word.
+PHASES: tuple[tuple[str, str], ...] = tuple((key, WORDS[key]) for key in PHASE_KEYS)
 #: The section's title, as each view heads it.
 TITLE = "compile time by phase (s)"
 

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from playground.engine.report import Output, Report, WorkerInfo
+from playground.engine.report import Report, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
 from playground.worker.process.channel import Channel, ChannelLost, sanitize
@@ -204,7 +204,7 @@ def run_here(
             limits.after_run()
     report = limits.over_cap(report, memory_cap)
     worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
-    report = replace(report, output=Output.from_dict(out.read()), worker=worker)
+    report = replace(report, output=out.read(), worker=worker)
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
     if request.trace:
         message["trace"] = trace or {"lines": [], "strings": []}

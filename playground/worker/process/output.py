@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Any
+
+from playground.engine.report import Output
 
 #: What the report keeps of the snippet's output: the head and the tail.
 OUTPUT_HEAD = 48 * 1024
@@ -45,7 +46,7 @@ class OutputCapture:
         sys.stderr.flush()
         self.mark = os.lseek(1, 0, os.SEEK_CUR)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> Output:
         total = self.file.seek(0, os.SEEK_END)
         size = total if self.mark is None else min(self.mark, total)
         self.file.seek(0)
@@ -59,7 +60,4 @@ class OutputCapture:
             text = f"{head}\n… [{size - OUTPUT_HEAD - OUTPUT_TAIL} bytes cut] …\n{tail}"
             truncated = True
         self.file.close()
-        out = {"text": text, "bytes": size, "truncated": truncated}
-        if total > size:
-            out["timing_bytes"] = total - size
-        return out
+        return Output(text=text, bytes=size, truncated=truncated, timing_bytes=total - size if total > size else None)

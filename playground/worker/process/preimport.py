@@ -176,7 +176,7 @@ def after_run(
         failed = f"{type(exc).__name__}: {exc}"
     # A library that prints (or warns) at import shows it in a fresh process's output: imported
     # here, the runs would not print it.
-    printed = capture.read()["bytes"]
+    printed = capture.read().bytes
     if printed and not failed:
         failed = f"it printed {printed} bytes at import"
     loading.TEMPLATE_IMPORTS.update(module.split(".")[0] for module, _ in names)
