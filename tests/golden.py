@@ -53,8 +53,34 @@ def _mask(value: Any, key: str = "", measured: bool = False, raw: bool = False) 
     if isinstance(value, str):
         value = IDS.sub("<id>", value.replace(str(ROOT), "<root>"))
         value = OUR_FRAME.sub(r"\1<n>", value)
-        return DECIMALS.sub("<x.y>", value) if raw else value
+        return _raw(value) if raw else value
     return value
+
+
+#: torch's log prefix: level, date, time, pid, file:line.
+GLOG = re.compile(r"^[DIWEV]\d{4} [\d:.]+ \d+ [^\]]+\] ", re.M)
+#: A prefix the length cap cut short.
+PARTIAL = re.compile(r"^[DIWEV]\d{4} [^\]\n]*$", re.M)
+#: What follows the prefix on each line: the compile id and the artifact, before the text.
+TAGS = re.compile(r"^<log> (?:\[[^\]]*\] )*")
+
+
+def _raw(text: str) -> str:
+    """Torch's raw text: measurements and pids masked, and our own frames in a stack it quotes
+    left out (with their source and caret lines): they name our modules, whose paths a change
+    to the code's shape moves."""
+    kept: list[str] = []
+    ours = False
+    for line in PARTIAL.sub("<log>", GLOG.sub("<log> ", text)).split("\n"):
+        if "<root>/playground/" in line:
+            ours = True
+            continue
+        body = TAGS.sub("", line)
+        if ours and body.startswith("    "):
+            continue
+        ours = False
+        kept.append(line)
+    return DECIMALS.sub("<x.y>", "\n".join(kept))
 
 
 def main(argv: list[str] | None = None) -> int:
