@@ -15,8 +15,8 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(__file__).resolve().pa
 # default (playground/engine/report.py's STRICT_ENV): a builder's mistake fails a test.
 os.environ.setdefault("COMPILE_PLAYGROUND_STRICT_REPORTS", "1")
 
-# Every process the suite starts inherits this mark; at the end, none may be left (issue 14:
-# "after .ci/run, no process of the project's is left"). A developer's own app is not marked.
+# Every process the suite starts inherits this mark; at the end, none may be left: after
+# .ci/run, no process of the project's may be left. A developer's own app is not marked.
 # (setdefault: pytest-xdist's workers inherit the controller's mark, which checks at the end.)
 os.environ.setdefault("COMPILE_PLAYGROUND_TEST_SESSION", str(os.getpid()))
 _MARK = f"COMPILE_PLAYGROUND_TEST_SESSION={os.environ['COMPILE_PLAYGROUND_TEST_SESSION']}"

@@ -287,7 +287,7 @@ FAULTS: list[Fault] = [
         "snippet",
         ("scalar",),
     ),
-    # Round two (issue 14): strict SETTINGS, the right party blamed, a BOM accepted.
+    # Strict SETTINGS, the right party blamed, a BOM accepted.
     Fault(
         "settings_string_bool",
         _text(

@@ -1,4 +1,4 @@
-"""Issue 12's gallery lesson on torch's own switches, proved on the installed torch.
+"""The gallery lesson on torch's own switches, proved on the installed torch.
 
 `snippets/config_scalar_outputs.py` sets `dynamo.capture_scalar_outputs` in its `SETTINGS` and
 claims that the switch removes its `.item()` break. These tests run `check --json` in a fresh

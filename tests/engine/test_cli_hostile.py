@@ -1,4 +1,4 @@
-"""`check` and `watch` as a hostile user meets them (issue 14): writes that must not destroy,
+"""`check` and `watch` as a hostile user meets them: writes that must not destroy,
 SETTINGS and flags read strictly, signals that must leave nothing behind, symlinked and
 non-ASCII snippets, a UTF-8 BOM. Real subprocesses and real workers, backend eager."""
 

@@ -1,4 +1,4 @@
-"""Issue 12: compile time per phase from torch's own compilation metrics, on real workers."""
+"""Compile time per phase from torch's own compilation metrics, on real workers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12: the code Dynamo wrote, decompiled by depyf in a second child after the run (the
+"""The code Dynamo wrote, decompiled by depyf in a second child after the run (the
 run itself never under depyf), on real workers."""
 
 from __future__ import annotations

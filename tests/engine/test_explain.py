@@ -1,4 +1,4 @@
-"""Why it recompiled (issue 11), on real workers: what torch 2.13 reports, shaped per argument."""
+"""Why it recompiled, on real workers: what torch 2.13 reports, shaped per argument."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Markdown export's Recompiles and Guards sections (issue 11): one row per recompile and
+"""The Markdown export's Recompiles and Guards sections: one row per recompile and
 argument, the internal guards counted not listed, no row repeating every older entry. On the
 canned lr_float_static report (torch 2.13) and on a real `check --markdown` of the gallery's
 why_recompile.py."""

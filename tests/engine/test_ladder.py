@@ -1,4 +1,4 @@
-"""The ablation ladder (issue 12): eager -> aot_eager -> aot_eager_decomp_partition -> inductor,
+"""The ablation ladder: eager -> aot_eager -> aot_eager_decomp_partition -> inductor,
 and the first stage whose values or gradients stop agreeing with eager.
 
 On this torch (2.13, CPU) the decompositions really do change the arithmetic: log_softmax's

@@ -1,4 +1,4 @@
-"""The settings matrix, the tlparse trace and the Markdown report (issue 6)."""
+"""The settings matrix, the tlparse trace and the Markdown report."""
 
 from __future__ import annotations
 

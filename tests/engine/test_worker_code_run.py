@@ -1,4 +1,4 @@
-"""Issue 12's code run, the template's side (playground/worker/dynamo_code/held_report.py), without a worker:
+"""The code run, the template's side (playground/worker/dynamo_code/held_report.py), without a worker:
 how the held report and the code child's result become the one report the client gets."""
 
 from __future__ import annotations

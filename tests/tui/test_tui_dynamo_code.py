@@ -1,4 +1,4 @@
-"""Issue 12's Code pane on a canned report (fixtures/dynamo_code.json: gallery default.py,
+"""The Code pane on a canned report (fixtures/dynamo_code.json: gallery default.py,
 eager, on torch 2.13, with Dynamo's code decompiled by depyf): Pilot and a snapshot at 80x24."""
 
 from __future__ import annotations

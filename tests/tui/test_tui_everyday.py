@@ -1,4 +1,4 @@
-"""Issue 13, everyday use at 80 columns: torch's own switches stay visible in the settings bar,
+"""Everyday use at 80 columns: torch's own switches stay visible in the settings bar,
 all ten pane tabs fit, the recompile-limit banner leaves the table in view, hidden panes are
 rendered ahead of their first switch, tabs answer clicks and panes keep their scroll offsets.
 Canned reports and the fake engine only."""

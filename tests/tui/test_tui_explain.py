@@ -1,4 +1,4 @@
-"""Issue 11's panes on a canned report (fixtures/why_recompile_lr.json: lr_float_static, torch 2.13)."""
+"""The why-it-recompiled panes on a canned report (fixtures/why_recompile_lr.json: lr_float_static, torch 2.13)."""
 
 from __future__ import annotations
 

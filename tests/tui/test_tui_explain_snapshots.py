@@ -1,4 +1,4 @@
-"""Issue 11's panes in the app, pinned at 80x24 and 160x50 on a canned report
+"""The why-it-recompiled panes in the app, pinned at 80x24 and 160x50 on a canned report
 (fixtures/why_recompile_lr.json: lr_float_static on torch 2.13, whose lines the fixture
 copy of the snippet keeps): fixed clock, no watcher, no user config."""
 
