@@ -224,8 +224,12 @@ def test_progress_events_stream_before_the_report(worker, snippet):
     assert "loading" in steps and "compiling" in steps and "equivalence" in steps
     compiling = [e for e in events if isinstance(e, ProgressEvent) and e.step == "compiling"]
     assert compiling[-1].call == 4 and compiling[-1].calls == 4
-    diag = next(e for e in events if isinstance(e, DiagnosticsEvent)).report
-    assert diag.stage == "diagnostics" and diag.equivalence is None and diag.timings is None
+    # On a slow machine Dynamo's first graphs may be reported as they are traced (stage
+    # "traced"), before the calls end; the diagnostics of the whole calls come once, last.
+    diags = [e.report for e in events if isinstance(e, DiagnosticsEvent)]
+    assert [d.stage for d in diags] == ["traced"] * (len(diags) - 1) + ["diagnostics"]
+    diag = diags[-1]
+    assert diag.equivalence is None and diag.timings is None
     assert diag.graph_count == 2
     assert result.report.stage == "complete" and result.trace is None  # no trace unless asked
 
