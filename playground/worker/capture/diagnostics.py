@@ -16,6 +16,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
+from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
@@ -33,6 +34,7 @@ FIELDS: tuple[str, ...] = (
     "explanation",
     "compile_phases",
     "compile_phase_totals",
+    "compile_anatomy",
 )
 #: Trace records that change the guards and their explanation (compilation_metrics is compared
 #: through the names it gives the guards, see guard_names).
@@ -96,7 +98,10 @@ def refresh(capture: RunCapture, earlier: Diagnostics) -> Diagnostics:
 
 def _assemble(capture: RunCapture, *groups: dict[str, Any]) -> Diagnostics:
     records, dynamo, trace = groups
-    report = Report.from_dict({**records, **dynamo, **trace})
+    report = replace(
+        Report.from_dict({**records, **dynamo, **trace}),
+        compile_anatomy=anatomy.anatomy(capture.trace, capture.graphs, capture.backend_facts),
+    )
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
     named = {"records": records, "dynamo": dynamo, "trace": trace}
     return Diagnostics(report, named, mark)

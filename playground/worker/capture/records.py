@@ -17,6 +17,7 @@ from typing import Any
 from playground.engine.explain import snippet_line
 from playground.worker import compat
 from playground.worker.capture import call_entries
+from playground.worker.capture.anatomy import BackendFacts
 from playground.worker.capture.compile_phases import compile_phases
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
@@ -44,6 +45,8 @@ class RunCapture:
     calls: list[dict[str, Any]] = field(default_factory=list)
     #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
     first_runs: dict[str, float] = field(default_factory=dict)
+    #: compile id -> what the counting backend saw of that graph (anatomy.py).
+    backend_facts: dict[str, BackendFacts] = field(default_factory=dict)
 
     # --- the contract's keys ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import torch
 
 from playground.engine.settings import Settings
 from playground.worker import compat
+from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
 from playground.worker.run import comparison, gradients, steady_state
 from playground.worker.run.context import RunContext
@@ -134,6 +135,8 @@ def counting_backend(
         ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
         cid = compat.current_compile_id()
         capture.graphs.append({"index": len(capture.graphs) + 1, "compile_id": cid, "code": code, "op_count": ops})
+        config = anatomy.config_settings(compat.config_not_default(real))
+        capture.backend_facts[cid or ""] = anatomy.BackendFacts(len(gm.graph.nodes), config)
         if on_traced is not None:
             on_traced(len(capture.graphs), ops)
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
