@@ -437,6 +437,8 @@ class Report(Wire):
     worker_restart_reason: str = wire("", omit=_absent_if_empty("worker_restart_reason"))
     #: What each compile did: nodes, kernels, caches, config (issue 21; extension keys).
     compile_anatomy: tuple[GraphAnatomy, ...] = ()
+    #: The breaks grouped by site and torch's break type, with its hint category.
+    break_sites: tuple[BreakSite, ...] = ()
 
     @property
     def equivalence_word(self) -> str:
@@ -702,3 +704,25 @@ class GraphAnatomy(Wire):
     aot_autograd_cache: str = ""
     modules: tuple[CompiledModule, ...] = ()
     config: tuple[ConfigSetting, ...] = ()
+
+
+@dataclass(frozen=True)
+class BreakSite(Wire):
+    """One distinct graph break: the records torch logged at one snippet site for one break type
+    (`gb_id`, or `gb_type` where the registry has none), `count` of them. `categories` are torch's
+    own (graph_break_hints: "FUNDAMENTAL", "USER_ERROR", "SUPPORTABLE", "DYNAMO_BUG"...; empty when
+    the break carries only hints specific to it); `explanation` and `hints` are what torch said at
+    run time, `registry_explanation` the registry's text for the id; `caused` the breaks this one
+    set off while torch handled it (e.g. "graph break in loop": the frame was then skipped)."""
+
+    file: str = ""
+    line: int | None = None
+    gb_id: str | None = None
+    gb_type: str = ""
+    count: int = 1
+    categories: tuple[str, ...] = ()
+    explanation: str = ""
+    registry_explanation: str = ""
+    hints: tuple[str, ...] = ()
+    caused: tuple[str, ...] = ()
+    doc: str = ""

@@ -497,6 +497,7 @@ ANATOMY_CONFIG_MODULES = {
     "dynamo": "torch._dynamo.config",
     "inductor": "torch._inductor.config",
     "functorch": "torch._functorch.config",
+    "compiler": "torch.compiler.config",
 }
 
 
@@ -515,6 +516,10 @@ def config_not_default(backend: Any = None) -> list[tuple[str, str, Any, Any]]:
         except (ImportError, AttributeError):  # pragma: no cover - a torch without ConfigModule
             continue
         for name, entry in entries.items():
+            # An alias reads another module's key (reported there); a default of a bare
+            # object() is torch's "unset" sentinel, the real default living elsewhere.
+            if getattr(entry, "alias", None) or type(entry.default) is object:
+                continue
             try:
                 value, default = getattr(mod, name), entry.default
                 if value != default:
@@ -532,3 +537,21 @@ def config_not_default(backend: Any = None) -> list[tuple[str, str, Any, Any]]:
             if value != default:
                 out[("inductor", name)] = (value, default)
     return [(m, n, v, d) for (m, n), (v, d) in sorted(out.items())]
+
+
+@cache
+def graph_break_hint_categories() -> dict[str, frozenset[str]]:
+    """torch's hint categories (torch._dynamo.graph_break_hints, the same eight on 2.13 and 2.14:
+    USER_ERROR, DYNAMO_BUG, DIFFICULT, FUNDAMENTAL, SUPPORTABLE, CAUSED_BY_EARLIER_GRAPH_BREAK,
+    INFERENCE_MODE, SPARSE_TENSOR), each as the set of its full hint strings: a break's hints are
+    `[*graph_break_hints.X, "specific hint", ...]`, so a hint equal to one of them names the category."""
+    try:
+        import torch._dynamo.graph_break_hints as hints
+    except ImportError:  # pragma: no cover - a torch without the registry
+        return {}
+    out = {}
+    for name in dir(hints):
+        value = getattr(hints, name)
+        if name.isupper() and isinstance(value, (list, tuple)):
+            out[name] = frozenset(str(text).strip() for text in value)
+    return out

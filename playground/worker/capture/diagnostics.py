@@ -16,7 +16,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
-from playground.worker.capture import anatomy
+from playground.worker.capture import anatomy, break_sites
 from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
@@ -35,6 +35,7 @@ FIELDS: tuple[str, ...] = (
     "compile_phases",
     "compile_phase_totals",
     "compile_anatomy",
+    "break_sites",
 )
 #: Trace records that change the guards and their explanation (compilation_metrics is compared
 #: through the names it gives the guards, see guard_names).
@@ -101,6 +102,7 @@ def _assemble(capture: RunCapture, *groups: dict[str, Any]) -> Diagnostics:
     report = replace(
         Report.from_dict({**records, **dynamo, **trace}),
         compile_anatomy=anatomy.anatomy(capture.trace, capture.graphs, capture.backend_facts),
+        break_sites=break_sites.break_sites(capture.records, capture.snippet_path),
     )
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
     named = {"records": records, "dynamo": dynamo, "trace": trace}
