@@ -555,3 +555,32 @@ def graph_break_hint_categories() -> dict[str, frozenset[str]]:
         if name.isupper() and isinstance(value, (list, tuple)):
             out[name] = frozenset(str(text).strip() for text in value)
     return out
+
+
+# --- guard cost (issue 21) ----------------------------------------------------------------------
+
+
+def guard_count(entry: Any) -> int | None:
+    """The leaf guards of a cache entry's guard-manager tree (RootGuardManager and its child
+    managers, plus the root's epilogue lambda guards; 2.13 and 2.14): what one full check
+    evaluates. torch's compilation_metrics "guard_count" counts the Python-side guards before
+    they become leaves, a smaller number. None when the tree cannot be read."""
+
+    def leaves(manager: Any, depth: int = 0) -> int:
+        if depth > 10_000:
+            return 0
+        own = len(manager.get_leaf_guards())
+        return own + sum(leaves(child, depth + 1) for child in manager.get_child_managers())
+
+    try:
+        root = entry.guard_manager.root
+        epilogue = root.get_epilogue_lambda_guards() if hasattr(root, "get_epilogue_lambda_guards") else []
+        return leaves(root) + len(epilogue)
+    except Exception:  # noqa: BLE001 - a tree that moved between releases: no count, not a failed run
+        return None
+
+
+def guard_check(entry: Any) -> Callable[[dict[str, Any]], bool]:
+    """The entry's guard evaluation as a callable on the frame's locals: what a call runs before
+    it may use the entry (without the C++ frame-evaluation around it)."""
+    return entry.guard_manager.check
