@@ -435,12 +435,15 @@ class Report(Wire):
     wall_s: float | None = None
     worker_restarted: bool = False
     worker_restart_reason: str = wire("", omit=_absent_if_empty("worker_restart_reason"))
-    #: What each compile did: nodes, kernels, caches, config (issue 21; extension keys).
-    compile_anatomy: tuple[GraphAnatomy, ...] = ()
+    #: What each compile did: nodes, kernels, caches, config (issue 21; extension keys, absent
+    #: when empty so that a report without them prints as it always did).
+    compile_anatomy: tuple[GraphAnatomy, ...] = wire((), omit=_absent_if_empty("compile_anatomy"))
     #: The breaks grouped by site and torch's break type, with its hint category.
-    break_sites: tuple[BreakSite, ...] = ()
+    break_sites: tuple[BreakSite, ...] = wire((), omit=_absent_if_empty("break_sites"))
     #: What the guards cost the timed call (None: not measured in this run).
-    guard_cost: GuardCost | None = None
+    guard_cost: GuardCost | None = wire(None, omit=_absent_if_none("guard_cost"))
+    #: Inductor's kernels of the timed call, profiled after the timing (None: not asked for).
+    kernels_profile: KernelsProfile | None = wire(None, omit=_absent_if_none("kernels_profile"))
 
     @property
     def equivalence_word(self) -> str:
@@ -758,4 +761,51 @@ class GuardCost(Wire):
     compiled_us: float | None = None
     share: float | None = None
     lookup_us: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class KernelTime(Wire):
+    """One kernel of the timed call: `kind` "cpp", "triton" or "extern" (a library kernel such as
+    mm, or an ATen fallback); `us` its median time per call (inclusive) and `share` of the
+    compiled call; the ATen ops and Dynamo-graph (FX) nodes it holds, and the snippet lines those
+    came from (Inductor's provenance)."""
+
+    graph: int = 0
+    compile_id: str = ""
+    name: str = ""
+    kind: str = ""
+    us: float | None = None
+    share: float | None = None
+    aten_ops: tuple[str, ...] = ()
+    fx_nodes: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpTime(Wire):
+    """One ATen op of the eager call: its self time per call (mean over the profiled calls)."""
+
+    name: str = ""
+    us: float = 0.0
+    share: float | None = None
+
+
+@dataclass(frozen=True)
+class KernelsProfile(Wire):
+    """The timed call under torch's profiler, in a pass of its own after the timing (so the
+    timings carry no profiler overhead): medians per call of the whole compiled call
+    (`compiled_us`, profiler overhead included), of the compiled regions, of Dynamo's cache lookup
+    and guards (`lookup_us`), of the kernels (`kernels_us`, their sum); each kernel; eager's top
+    ops beside it, so a reader sees what fused."""
+
+    timed_call: int | None = None
+    calls: int = 0
+    compiled_us: float | None = None
+    region_us: float | None = None
+    lookup_us: float | None = None
+    kernels_us: float | None = None
+    kernels: tuple[KernelTime, ...] = ()
+    eager_us: float | None = None
+    eager_ops: tuple[OpTime, ...] = ()
     note: str = ""

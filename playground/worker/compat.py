@@ -191,11 +191,13 @@ def list_backends() -> list[str]:
         return []
 
 
-def real_backend(name: str, mode: str | None, dynamic: bool | None) -> Callable[..., Any]:
-    """The callable torch.compile(backend=name, mode=mode) would hand graphs to, so that a
-    counting wrapper around it sees exactly what the chosen backend sees."""
+def real_backend(
+    name: str, mode: str | None, dynamic: bool | None, options: dict[str, Any] | None = None
+) -> Callable[..., Any]:
+    """The callable torch.compile(backend=name, mode=mode, options=options) would hand graphs
+    to, so that a counting wrapper around it sees exactly what the chosen backend sees."""
     if name == "inductor":
-        return torch._TorchCompileInductorWrapper(mode, None, dynamic)
+        return torch._TorchCompileInductorWrapper(mode, options, dynamic)
     from torch._dynamo.backends.registry import lookup_backend
 
     return lookup_backend(name)
@@ -584,3 +586,34 @@ def guard_check(entry: Any) -> Callable[[dict[str, Any]], bool]:
     """The entry's guard evaluation as a callable on the frame's locals: what a call runs before
     it may use the entry (without the C++ frame-evaluation around it)."""
     return entry.guard_manager.check
+
+
+# --- the kernels profile (issue 21) -------------------------------------------------------------
+
+#: Inductor options for the kernels profile (2.13 and 2.14; dotted keys accepted in options):
+#: each C++ kernel opens a profiler record named `graph_<id>_<kernel>`, and the trace carries,
+#: per output module, which FX nodes each kernel holds and their user stacks. Both are part of
+#: the FX-graph cache key and change the output code, so only a run that asks has them.
+KERNEL_PROFILE_OPTIONS: dict[str, Any] = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
+
+#: Profiler event names (torch.profiler, CPU activity; the same on 2.13 and 2.14).
+EVENT_REGION = "Torch-Compiled Region"
+EVENT_LOOKUP = "TorchDynamo Cache Lookup"
+EVENT_CALL_GRAPH = "## Call CompiledFxGraph"
+
+
+def profiled(fn: Callable[[], None], calls: int, device: str, marker: str) -> list[Any]:
+    """`fn` called `calls` times under torch's profiler, each call inside a record named
+    `marker`; the profiler's events (FunctionEvent: name, time_range, cpu_parent)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda") and torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            with record_function(marker):
+                fn()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+    return list(prof.events())

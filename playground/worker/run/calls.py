@@ -113,13 +113,18 @@ def clone_args(value: Any, device: str | None = None, float64: bool = False) -> 
 
 
 def counting_backend(
-    settings: Settings, capture: RunCapture, on_traced: Callable[[int, int], None] | None = None
+    settings: Settings,
+    capture: RunCapture,
+    on_traced: Callable[[int, int], None] | None = None,
+    kernels: bool = False,
 ) -> Callable[..., Any]:
     """The backend asked for, wrapped so that every FX graph it is handed is recorded, and
-    `on_traced(graph, ops)` told as soon as Dynamo has traced it, before the backend compiles."""
+    `on_traced(graph, ops)` told as soon as Dynamo has traced it, before the backend compiles.
+    `kernels`: Inductor compiles with kernel profiling and provenance (kernels_profile.py)."""
     mode = settings.mode if settings.backend == "inductor" else None
     try:
-        real = compat.real_backend(settings.backend, mode, settings.dynamic)
+        options = compat.KERNEL_PROFILE_OPTIONS if kernels and settings.backend == "inductor" else None
+        real = compat.real_backend(settings.backend, mode, settings.dynamic, options)
     except Exception as exc:  # noqa: BLE001
         raise RunFailure(
             "settings",
@@ -187,7 +192,7 @@ def compile_target(
         loaded.target,
         fullgraph=settings.fullgraph,
         dynamic=settings.dynamic,
-        backend=counting_backend(settings, capture, on_traced),
+        backend=counting_backend(settings, capture, on_traced, ctx.request.kernels),
     )
 
 
