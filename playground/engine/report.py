@@ -699,7 +699,8 @@ class GraphAnatomy(Wire):
     """One graph's compile: `fx_nodes` counts every node of the graph Dynamo handed the backend
     (placeholders and output included), `ops` its operations; `ir_nodes` Inductor's IR nodes for
     the frame; `aot_autograd_cache` "hit", "miss", "bypass" or ""; `config` what differed from
-    torch's defaults while it compiled."""
+    torch's defaults for the run's compiles (read once, as torch.compile is called: the run's
+    settings, the snippet's module-level changes and the backend's mode and options in place)."""
 
     graph: int = 0
     compile_id: str = ""
