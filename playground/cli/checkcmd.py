@@ -111,6 +111,7 @@ async def _check_one(
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
                 last=last,
+                kernels=bool(getattr(args, "kernels", False)),
                 prepared=prepared,
             )
         except WorkerUnavailable as exc:

@@ -37,6 +37,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--trace", metavar="DIR", help="write torch's structured trace (for tlparse) to DIR")
         p.add_argument("--markdown", nargs="?", const="-", metavar="FILE", help="write a Markdown report")
         p.add_argument(
+            "--kernels",
+            action="store_true",
+            help="profile Inductor's kernels after the timing (compiles with kernel profiling and provenance)",
+        )
+        p.add_argument(
             "--force", action="store_true", help="let --markdown replace an existing file that is not our report"
         )
     if command == "watch":

@@ -70,6 +70,9 @@ class _Options:
     #: No run follows this one (a one-shot `check`): the worker need not fork a spare child
     #: for the next run, which would only warm itself for a second of CPU and be killed.
     last: bool = False
+    #: Inductor's kernels profiled after the timing (compiled with kernel profiling and
+    #: provenance, which change Inductor's output code and its FX-graph cache key).
+    kernels: bool = False
 
 
 class WorkerClient:
@@ -154,6 +157,7 @@ class WorkerClient:
         timeout_s: float | None = None,
         dynamo_code: bool = False,
         last: bool = False,
+        kernels: bool = False,
         prepared: PreparedRun | None = None,
     ) -> RunResult:
         """Run the snippet at `path` once; always returns a result (errors are data in
@@ -162,7 +166,7 @@ class WorkerClient:
         again, nor its SETTINGS parsed."""
         emit = on_event or (lambda event: None)
         timeout = _valid_timeout(timeout_s) if timeout_s is not None else self.timeout_s
-        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last)
+        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last, kernels)
         self._submitted += 1
         number = self._submitted
         async with self._run_lock:
@@ -319,4 +323,5 @@ def _request(run_id: int, source: SnippetSource, settings: Settings, options: _O
         "trace": options.trace,
         "dynamo_code": options.dynamo_code,  # depyf, in a second child after the run: only when asked
         "last": options.last,
+        "kernels": options.kernels,
     }

@@ -435,6 +435,15 @@ class Report(Wire):
     wall_s: float | None = None
     worker_restarted: bool = False
     worker_restart_reason: str = wire("", omit=_absent_if_empty("worker_restart_reason"))
+    #: What each compile did: nodes, kernels, caches, config (issue 21; extension keys, absent
+    #: when empty so that a report without them prints as it always did).
+    compile_anatomy: tuple[GraphAnatomy, ...] = wire((), omit=_absent_if_empty("compile_anatomy"))
+    #: The breaks grouped by site and torch's break type, with its hint category.
+    break_sites: tuple[BreakSite, ...] = wire((), omit=_absent_if_empty("break_sites"))
+    #: What the guards cost the timed call (None: not measured in this run).
+    guard_cost: GuardCost | None = wire(None, omit=_absent_if_none("guard_cost"))
+    #: Inductor's kernels of the timed call, profiled after the timing (None: not asked for).
+    kernels_profile: KernelsProfile | None = wire(None, omit=_absent_if_none("kernels_profile"))
 
     @property
     def equivalence_word(self) -> str:
@@ -647,3 +656,150 @@ class DynamoCode(Wire):
     resumes_at_line: int | None = None
     entry: int | None = None
     source: str = ""
+
+
+# --- where the time goes (issue 21; extension fields, the worker's capture/ builds them) --------
+
+
+@dataclass(frozen=True)
+class ConfigSetting(Wire):
+    """One torch config value that differs from torch's default when a graph was compiled:
+    `module` "dynamo", "inductor" or "functorch"; values as Python writes them (repr)."""
+
+    module: str = ""
+    name: str = ""
+    value: str = ""
+    default: str = ""
+
+
+@dataclass(frozen=True)
+class CompiledModule(Wire):
+    """One module Inductor wrote for a graph (the forward, and the backward when there is one):
+    its post-grad ATen nodes, its kernels (C++ or Triton, in the order the module defines them),
+    the library kernels it calls (`mm`, `addmm`... and ATen fallbacks), and what the FX-graph
+    cache did ("hit", "miss", "bypass"; "" when it logged nothing: cache off)."""
+
+    pass_: str = wire("forward", key="pass")
+    post_grad_nodes: int | None = None
+    kernels: tuple[str, ...] = ()
+    extern_kernels: tuple[str, ...] = ()
+    fx_graph_cache: str = ""
+    fx_graph_key: str = ""
+
+
+@dataclass(frozen=True)
+class GraphAnatomy(Wire):
+    """One graph's compile: `fx_nodes` counts every node of the graph Dynamo handed the backend
+    (placeholders and output included), `ops` its operations; `ir_nodes` Inductor's IR nodes for
+    the frame; `aot_autograd_cache` "hit", "miss", "bypass" or ""; `config` what differed from
+    torch's defaults for the run's compiles (read once, as torch.compile is called: the run's
+    settings, the snippet's module-level changes and the backend's mode and options in place)."""
+
+    graph: int = 0
+    compile_id: str = ""
+    fx_nodes: int = 0
+    ops: int = 0
+    ir_nodes: int | None = None
+    aot_autograd_cache: str = ""
+    modules: tuple[CompiledModule, ...] = ()
+    config: tuple[ConfigSetting, ...] = ()
+
+
+@dataclass(frozen=True)
+class BreakSite(Wire):
+    """One distinct graph break: the records torch logged at one snippet site for one break type
+    (`gb_id`, or `gb_type` where the registry has none), `count` of them. `categories` are torch's
+    own (graph_break_hints: "FUNDAMENTAL", "USER_ERROR", "SUPPORTABLE", "DYNAMO_BUG"...; empty when
+    the break carries only hints specific to it); `explanation` and `hints` are what torch said at
+    run time, `registry_explanation` the registry's text for the id; `caused` the breaks this one
+    set off while torch handled it (e.g. "graph break in loop": the frame was then skipped)."""
+
+    file: str = ""
+    line: int | None = None
+    gb_id: str | None = None
+    gb_type: str = ""
+    count: int = 1
+    categories: tuple[str, ...] = ()
+    explanation: str = ""
+    registry_explanation: str = ""
+    hints: tuple[str, ...] = ()
+    caused: tuple[str, ...] = ()
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class EntryGuardCount(Wire):
+    """One compiled entry of the target's frame and the leaf guards a full check evaluates."""
+
+    compile_id: str = ""
+    guards: int | None = None
+
+
+@dataclass(frozen=True)
+class GuardCost(Wire):
+    """What guard evaluation costs a call of the target, measured on the timed call's arguments
+    after the timing: the entries checked in torch's order (most recent first) until one
+    passes, `guards_evaluated` at most the leaves of those entries (a failing entry stops at its
+    first failing guard), `check_us` the median time of that sequence of checks per call (the
+    C++ frame evaluation around it not included), and its `share` of the compiled call
+    (`compiled_us`, the timing's median). `lookup_us`: the profiler's "TorchDynamo Cache Lookup"
+    per call, when the kernels profile ran. Only the target's own frame: a frame resumed after a
+    break has guards of its own."""
+
+    timed_call: int | None = None
+    entries: tuple[EntryGuardCount, ...] = ()
+    entry: str | None = None
+    entries_tried: int = 0
+    guards_evaluated: int | None = None
+    check_us: float | None = None
+    compiled_us: float | None = None
+    share: float | None = None
+    lookup_us: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class KernelTime(Wire):
+    """One kernel of the timed call: `kind` "cpp", "triton" or "extern" (a library kernel such as
+    mm, or an ATen fallback); `us` its median time per call (inclusive) and `share` of the
+    compiled call; the ATen ops and Dynamo-graph (FX) nodes it holds, and the snippet lines those
+    came from (Inductor's provenance)."""
+
+    graph: int = 0
+    compile_id: str = ""
+    name: str = ""
+    kind: str = ""
+    us: float | None = None
+    share: float | None = None
+    aten_ops: tuple[str, ...] = ()
+    fx_nodes: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpTime(Wire):
+    """One ATen op of the eager call: its self time per call (mean over the profiled calls)."""
+
+    name: str = ""
+    us: float = 0.0
+    share: float | None = None
+
+
+@dataclass(frozen=True)
+class KernelsProfile(Wire):
+    """The timed call under torch's profiler, in a pass of its own after the timing (so the
+    timings carry no profiler overhead): medians per call of the whole compiled call
+    (`compiled_us`, profiler overhead included), of the compiled regions, of Dynamo's cache lookup
+    and guards (`lookup_us`), of the kernels (`kernels_us`, their sum); each kernel; eager's top
+    ops beside it, so a reader sees what fused."""
+
+    timed_call: int | None = None
+    calls: int = 0
+    compiled_us: float | None = None
+    region_us: float | None = None
+    lookup_us: float | None = None
+    kernels_us: float | None = None
+    kernels: tuple[KernelTime, ...] = ()
+    eager_us: float | None = None
+    eager_ops: tuple[OpTime, ...] = ()
+    note: str = ""

@@ -191,11 +191,13 @@ def list_backends() -> list[str]:
         return []
 
 
-def real_backend(name: str, mode: str | None, dynamic: bool | None) -> Callable[..., Any]:
-    """The callable torch.compile(backend=name, mode=mode) would hand graphs to, so that a
-    counting wrapper around it sees exactly what the chosen backend sees."""
+def real_backend(
+    name: str, mode: str | None, dynamic: bool | None, options: dict[str, Any] | None = None
+) -> Callable[..., Any]:
+    """The callable torch.compile(backend=name, mode=mode, options=options) would hand graphs
+    to, so that a counting wrapper around it sees exactly what the chosen backend sees."""
     if name == "inductor":
-        return torch._TorchCompileInductorWrapper(mode, None, dynamic)
+        return torch._TorchCompileInductorWrapper(mode, options, dynamic)
     from torch._dynamo.backends.registry import lookup_backend
 
     return lookup_backend(name)
@@ -487,3 +489,131 @@ def dynamo_tracing_at(frame: Any, snippet_path: str, look: int = 400) -> tuple[i
         tx = getattr(tx, "parent", None)
         depth += 1
     return (line, depth) if isinstance(line, int) and line > 0 else None
+
+
+# --- compile anatomy: the config in force at compile time (issue 21) ---------------------------
+
+#: The config modules whose values a compile reads, by the name the report gives them
+#: (torch.utils._config_module.ConfigModule on 2.13 and 2.14: `_config[name].default`).
+ANATOMY_CONFIG_MODULES = {
+    "dynamo": "torch._dynamo.config",
+    "inductor": "torch._inductor.config",
+    "functorch": "torch._functorch.config",
+    "compiler": "torch.compiler.config",
+}
+
+
+def config_not_default(backend: Any = None) -> list[tuple[str, str, Any, Any]]:
+    """(module, name, value, default) for every config value that differs from torch's default
+    now, with the Inductor options of `backend` (a _TorchCompileInductorWrapper: what `mode` and
+    `options` patch inside compile_fx, which torch's own metrics miss) laid over. Compared by
+    value: ConfigModule._is_default says "set" for a key a patch() once set back to its default."""
+    import importlib
+
+    out: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for short, qname in ANATOMY_CONFIG_MODULES.items():
+        try:
+            mod = importlib.import_module(qname)
+            entries = mod._config  # type: ignore[attr-defined]
+        except (ImportError, AttributeError):  # pragma: no cover - a torch without ConfigModule
+            continue
+        for name, entry in entries.items():
+            # An alias reads another module's key (reported there); a default of a bare
+            # object() is torch's "unset" sentinel, the real default living elsewhere.
+            if getattr(entry, "alias", None) or type(entry.default) is object:
+                continue
+            try:
+                value, default = getattr(mod, name), entry.default
+                if value != default:
+                    out[(short, name)] = (value, default)
+            except Exception:  # noqa: BLE001 - a value that will not compare is left out
+                continue
+    options = getattr(backend, "config", None)
+    if isinstance(options, dict):
+        import torch._inductor.config as inductor_config
+
+        entries = getattr(inductor_config, "_config", {})
+        for name, value in options.items():
+            entry = entries.get(name)
+            default = entry.default if entry is not None else None
+            if value != default:
+                out[("inductor", name)] = (value, default)
+    return [(m, n, v, d) for (m, n), (v, d) in sorted(out.items())]
+
+
+@cache
+def graph_break_hint_categories() -> dict[str, frozenset[str]]:
+    """torch's hint categories (torch._dynamo.graph_break_hints, the same eight on 2.13 and 2.14:
+    USER_ERROR, DYNAMO_BUG, DIFFICULT, FUNDAMENTAL, SUPPORTABLE, CAUSED_BY_EARLIER_GRAPH_BREAK,
+    INFERENCE_MODE, SPARSE_TENSOR), each as the set of its full hint strings: a break's hints are
+    `[*graph_break_hints.X, "specific hint", ...]`, so a hint equal to one of them names the category."""
+    try:
+        import torch._dynamo.graph_break_hints as hints
+    except ImportError:  # pragma: no cover - a torch without the registry
+        return {}
+    out = {}
+    for name in dir(hints):
+        value = getattr(hints, name)
+        if name.isupper() and isinstance(value, (list, tuple)):
+            out[name] = frozenset(str(text).strip() for text in value)
+    return out
+
+
+# --- guard cost (issue 21) ----------------------------------------------------------------------
+
+
+def guard_count(entry: Any) -> int | None:
+    """The leaf guards of a cache entry's guard-manager tree (RootGuardManager and its child
+    managers, plus the root's epilogue lambda guards; 2.13 and 2.14): what one full check
+    evaluates. torch's compilation_metrics "guard_count" counts the Python-side guards before
+    they become leaves, a smaller number. None when the tree cannot be read."""
+
+    def leaves(manager: Any, depth: int = 0) -> int:
+        if depth > 10_000:
+            return 0
+        own = len(manager.get_leaf_guards())
+        return own + sum(leaves(child, depth + 1) for child in manager.get_child_managers())
+
+    try:
+        root = entry.guard_manager.root
+        epilogue = root.get_epilogue_lambda_guards() if hasattr(root, "get_epilogue_lambda_guards") else []
+        return leaves(root) + len(epilogue)
+    except Exception:  # noqa: BLE001 - a tree that moved between releases: no count, not a failed run
+        return None
+
+
+def guard_check(entry: Any) -> Callable[[dict[str, Any]], bool]:
+    """The entry's guard evaluation as a callable on the frame's locals: what a call runs before
+    it may use the entry (without the C++ frame-evaluation around it)."""
+    return entry.guard_manager.check
+
+
+# --- the kernels profile (issue 21) -------------------------------------------------------------
+
+#: Inductor options for the kernels profile (2.13 and 2.14; dotted keys accepted in options):
+#: each C++ kernel opens a profiler record named `graph_<id>_<kernel>`, and the trace carries,
+#: per output module, which FX nodes each kernel holds and their user stacks. Both are part of
+#: the FX-graph cache key and change the output code, so only a run that asks has them.
+KERNEL_PROFILE_OPTIONS: dict[str, Any] = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
+
+#: Profiler event names (torch.profiler, CPU activity; the same on 2.13 and 2.14).
+EVENT_REGION = "Torch-Compiled Region"
+EVENT_LOOKUP = "TorchDynamo Cache Lookup"
+EVENT_CALL_GRAPH = "## Call CompiledFxGraph"
+
+
+def profiled(fn: Callable[[], None], calls: int, device: str, marker: str) -> list[Any]:
+    """`fn` called `calls` times under torch's profiler, each call inside a record named
+    `marker`; the profiler's events (FunctionEvent: name, time_range, cpu_parent)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda") and torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            with record_function(marker):
+                fn()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+    return list(prof.events())

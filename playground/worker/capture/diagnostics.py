@@ -17,6 +17,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
+from playground.worker.capture import anatomy, break_sites
 from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
@@ -34,6 +35,8 @@ FIELDS: tuple[str, ...] = (
     "explanation",
     "compile_phases",
     "compile_phase_totals",
+    "compile_anatomy",
+    "break_sites",
 )
 #: Trace records that change the guards and their explanation (compilation_metrics is compared
 #: through the names it gives the guards, see guard_names).
@@ -97,7 +100,13 @@ def refresh(capture: RunCapture, earlier: Diagnostics) -> Diagnostics:
 
 def _assemble(capture: RunCapture, *groups: Mapping[str, Any]) -> Diagnostics:
     records, dynamo, trace = groups
-    report = Report(**records, **dynamo, **trace)
+    report = Report(
+        **records,
+        **dynamo,
+        **trace,
+        compile_anatomy=anatomy.anatomy(capture.trace, capture.graphs, capture.backend_facts),
+        break_sites=break_sites.break_sites(capture.records, capture.snippet_path),
+    )
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
     named = {"records": records, "dynamo": dynamo, "trace": trace}
     return Diagnostics(report, named, mark)

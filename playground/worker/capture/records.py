@@ -27,6 +27,7 @@ from playground.engine.report import (
 )
 from playground.worker import compat
 from playground.worker.capture import call_entries
+from playground.worker.capture.anatomy import BackendFacts
 from playground.worker.capture.call_entries import CallNote
 from playground.worker.capture.compile_phases import compile_phases
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
@@ -56,6 +57,8 @@ class RunCapture:
     calls: list[CallNote] = field(default_factory=list)
     #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
     first_runs: dict[str, float] = field(default_factory=dict)
+    #: compile id -> what the counting backend saw of that graph (anatomy.py).
+    backend_facts: dict[str, BackendFacts] = field(default_factory=dict)
 
     # --- the contract's keys ---------------------------------------------------------------
 

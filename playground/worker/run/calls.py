@@ -17,6 +17,7 @@ import torch
 from playground.engine.report import Graph
 from playground.engine.settings import Settings
 from playground.worker import compat
+from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
 from playground.worker.run import comparison, gradients, steady_state
 from playground.worker.run.context import RunContext
@@ -113,19 +114,28 @@ def clone_args(value: Any, device: str | None = None, float64: bool = False) -> 
 
 
 def counting_backend(
-    settings: Settings, capture: RunCapture, on_traced: Callable[[int, int], None] | None = None
+    settings: Settings,
+    capture: RunCapture,
+    on_traced: Callable[[int, int], None] | None = None,
+    kernels: bool = False,
 ) -> Callable[..., Any]:
     """The backend asked for, wrapped so that every FX graph it is handed is recorded, and
-    `on_traced(graph, ops)` told as soon as Dynamo has traced it, before the backend compiles."""
+    `on_traced(graph, ops)` told as soon as Dynamo has traced it, before the backend compiles.
+    `kernels`: Inductor compiles with kernel profiling and provenance (kernels_profile.py)."""
     mode = settings.mode if settings.backend == "inductor" else None
     try:
-        real = compat.real_backend(settings.backend, mode, settings.dynamic)
+        options = compat.KERNEL_PROFILE_OPTIONS if kernels and settings.backend == "inductor" else None
+        real = compat.real_backend(settings.backend, mode, settings.dynamic, options)
     except Exception as exc:  # noqa: BLE001
         raise RunFailure(
             "settings",
             type(exc).__name__,
             f"backend {settings.backend!r} is not available: {first_line(str(exc))}",
         ) from None
+    # The config in force for the compiles: read once here (about 7 ms), not inside each
+    # graph's compile, where it would count in torch's compile time. The run's settings, the
+    # snippet's module-level config changes and the backend's options are all in place by now.
+    config = anatomy.config_settings(compat.config_not_default(real))
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
         try:
@@ -135,6 +145,7 @@ def counting_backend(
         ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
         cid = compat.current_compile_id()
         capture.graphs.append(Graph(index=len(capture.graphs) + 1, compile_id=cid, code=code, op_count=ops))
+        capture.backend_facts[cid or ""] = anatomy.BackendFacts(len(gm.graph.nodes), config)
         if on_traced is not None:
             on_traced(len(capture.graphs), ops)
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
@@ -185,7 +196,7 @@ def compile_target(
         loaded.target,
         fullgraph=settings.fullgraph,
         dynamic=settings.dynamic,
-        backend=counting_backend(settings, capture, on_traced),
+        backend=counting_backend(settings, capture, on_traced, ctx.request.kernels),
     )
 
 

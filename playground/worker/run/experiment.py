@@ -21,13 +21,13 @@ from typing import Any
 
 import torch
 
-from playground.engine.report import Equivalence, Report, RunError, Timings
+from playground.engine.report import Equivalence, GuardCost, KernelsProfile, Report, RunError, Timings
 from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.process import memory
-from playground.worker.run import equivalence, loading, switches, timing
+from playground.worker.run import equivalence, guard_cost, kernels_profile, loading, switches, timing
 from playground.worker.run.calls import run_calls
 from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, unexpected
@@ -206,6 +206,8 @@ class Phases:
         self.diagnostics: diagnostics.Diagnostics | None = None
         self.equivalence: Equivalence | None = None
         self.timings: Timings | None = None
+        self.guard_cost: GuardCost | None = None
+        self.kernels: KernelsProfile | None = None
         #: Set once the calls' diagnostics are final (before the timing loop).
         self.frozen = False
 
@@ -271,6 +273,14 @@ class Phases:
                     "so the steady state was never reached; the speedup measures recompiling"
                 )
             self.phase_s["timing"] = time.perf_counter() - t3
+        # After the timing, never inside it: the guard checks below are timed on their own.
+        self.guard_cost = guard_cost.guard_cost(done, loaded.target, self.timings)
+        if ctx.request.kernels and ctx.settings.backend == "inductor":
+            self.capturer.pause()  # the profiled calls are not the run's diagnostics
+            ctx.progress("timing", "profiling the kernels of the timed call", done.records[-1].index)
+            self.kernels = kernels_profile.profile(done, loaded.target, self.capture, self.timings, ctx.settings.device)
+            if self.guard_cost is not None:
+                self.guard_cost = replace(self.guard_cost, lookup_us=self.kernels.lookup_us)
 
     def _blamed(self, failure_: RunFailure, references: References) -> RunFailure:
         """A compiled call that raised is torch.compile's finding, unless eager raised on that
@@ -298,4 +308,6 @@ class Phases:
             phase_s=None if self.phase_s is None else MappingProxyType(dict(self.phase_s)),
             equivalence=self.equivalence,
             timings=self.timings,
+            guard_cost=self.guard_cost,
+            kernels_profile=self.kernels,
         )

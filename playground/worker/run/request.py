@@ -52,6 +52,8 @@ class WorkerRequest:
     #: A one-shot check: no next run to prepare a child or libraries for.
     last: bool = False
     dynamo_code: bool = False
+    #: Profile Inductor's kernels after the timing (kernels_profile.py).
+    kernels: bool = False
     #: The key the client signs this run's messages with; the channel keeps it, and the request
     #: the run sees never holds it (the snippet can read its process's memory).
     key: str | None = field(default=None, repr=False)
@@ -86,6 +88,7 @@ class WorkerRequest:
             timeout_s=_timeout(message.get("timeout_s")),
             last=bool(message.get("last")),
             dynamo_code=bool(message.get("dynamo_code")),
+            kernels=bool(message.get("kernels")),
             key=key if isinstance(key, str) else None,
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),

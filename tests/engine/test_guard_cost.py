@@ -1,0 +1,50 @@
+"""Issue 21: what the guards cost a call, measured on real workers after the timing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playground.engine.report import Report
+
+from .conftest import run_result
+
+GALLERY = Path(__file__).resolve().parents[2] / "snippets"
+
+
+def test_guard_cost_is_present_and_below_the_compiled_call(worker):
+    report = run_result(worker, str(GALLERY / "guard_cost.py"), timing=True, min_run_time=0.05).report
+    assert report.error is None and report.timings is not None
+    cost = report.guard_cost
+    assert cost is not None and cost.timed_call == 2
+    (entry,) = cost.entries
+    assert entry.guards is not None and entry.guards > 64  # one per float, and more
+    assert cost.entry == entry.compile_id and cost.entries_tried == 1
+    assert cost.guards_evaluated == entry.guards
+    assert cost.compiled_us is not None and abs(cost.compiled_us - report.timings.compiled_ms * 1e3) < 1e-2
+    assert 0 < cost.check_us < cost.compiled_us
+    assert 0 < cost.share < 1
+    wire = report.to_dict()
+    del wire["guard_cost"]
+    assert Report.from_dict(wire).guard_cost is None
+
+
+def test_guard_count_without_timing_and_tried_entries_after_a_recompile(worker, snippet):
+    path = snippet(
+        """
+        import torch
+
+        def fn(x, n):
+            return x * n
+
+        def inputs():
+            yield torch.randn(4), 2
+            yield torch.randn(4), 3
+            yield torch.randn(4), 2
+        """
+    )
+    cost = run_result(worker, path).report.guard_cost
+    assert cost is not None and cost.check_us is not None and cost.compiled_us is None and cost.share is None
+    # n=3 made a second entry (n stays static in this torch's first recompile, or turns
+    # dynamic): the last call's entry is found in torch's order
+    assert len(cost.entries) >= 1 and cost.entry is not None and cost.entries_tried >= 1
+    assert all(e.guards for e in cost.entries)
