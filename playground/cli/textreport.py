@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
-from playground.engine.wording import breaks, explained, phases, timings
+from playground.engine.wording import breaks, compiled, explained, phases, timings
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line
 
@@ -22,6 +22,7 @@ def render(report: Report) -> str:
         _call_and_shape_lines,
         _equivalence_lines,
         _timing_lines,
+        _compiled_code_lines,
         _note_and_output_lines,
     ):
         lines += section(report)
@@ -50,6 +51,7 @@ def _break_lines(report: Report) -> list[str]:
     if not report.graph_breaks:
         return []
     lines = [f"graph breaks ({report.graph_break_count}):"]
+    lines += _indented(breaks.distinct_lines(report))
     for site in report.graph_breaks:
         lines += _indented(breaks.site_lines(site))
     return lines
@@ -112,6 +114,11 @@ def _timing_lines(report: Report) -> list[str]:
     lines += _indented(timings.timing_notes(report, t))
     lines.append(f"  {timings.timed_words(report, t)}")
     return lines
+
+
+def _compiled_code_lines(report: Report) -> list[str]:
+    """What each compile made, and the kernels profile when the run asked for it."""
+    return _indented(compiled.anatomy_lines(report) + compiled.kernel_lines(report), indent="")
 
 
 def _phase_lines(report: Report) -> list[str]:

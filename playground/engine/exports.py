@@ -19,7 +19,7 @@ from typing import Any
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.wording import breaks, explained, phases, timings
+from playground.engine.wording import breaks, compiled, explained, phases, timings
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import CODE, Line, plural
 
@@ -185,7 +185,7 @@ def markdown_report(r: Report) -> str:
     out = _head_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
-    out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r)
+    out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _compiled_markdown(r)
     out.append("")
     return "\n".join(out)
 
@@ -218,7 +218,14 @@ def _breaks_markdown(r: Report) -> list[str]:
             f"| {b.line or ''} | `{_cell(src)}` | {_cell(b.reason)} | {b.gb_id or ''} | {b.count} | "
             f"{_cell('; '.join(breaks.hints(b)))} |"
         )
-    return out
+    distinct = breaks.distinct_lines(r)
+    return out + _markdown_lines(distinct, paragraphs=True)
+
+
+def _compiled_markdown(r: Report) -> list[str]:
+    """What each compile made, and the kernels profile when the run asked for it."""
+    lines = compiled.anatomy_lines(r) + compiled.kernel_lines(r)
+    return ["", "## Compiled code", *_markdown_lines(lines, paragraphs=True)] if lines else []
 
 
 def _recompiles_markdown(r: Report) -> list[str]:

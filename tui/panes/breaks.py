@@ -27,6 +27,9 @@ def render_breaks(report: Report) -> RenderableType:
         style=BAD,
     )
     parts: list[RenderableType] = [headline]
+    distinct = breaks.distinct_lines(report)
+    if distinct:
+        parts += [Text(""), *styled_lines(distinct)]
     for site in report.graph_breaks:
         parts.append(Text(""))
         parts.extend(styled_lines(breaks.site_lines(site)))

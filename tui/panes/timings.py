@@ -10,17 +10,19 @@ from rich.table import Table
 from rich.text import Text
 
 from playground.engine.report import Report
-from playground.engine.wording import phases, timings
+from playground.engine.wording import compiled, phases, timings
 from tui.panes.common import DIM, HEADING, absent, number, styled, styled_lines
 
 
 def render_timings(report: Report) -> RenderableType:
     """Device, cold compile, eager vs compiled steady state with spread, speedup in context."""
     t = report.timings
+    inside = _compiled_code(report)
     if t is None:
-        return absent(
+        missing = absent(
             report, "timings: pending (measured after the equivalence check)", "timings: not measured in this run"
         )
+        return Group(missing, *inside) if inside else missing
     parts: list[RenderableType] = [Text(f"device {t.device}", style=HEADING)]
     compile_line = Text(f"cold compile {number(t.compile_s, ' s')}")
     compile_line.append(f"  ({timings.cache_words(t)})", style=DIM)
@@ -41,7 +43,14 @@ def render_timings(report: Report) -> RenderableType:
     parts.append(Text(timings.timed_words(report, t), style=DIM))
     if t.note:
         parts.append(Text(t.note, style=DIM))
-    return Group(*parts)
+    return Group(*parts, *inside)
+
+
+def _compiled_code(report: Report) -> list[RenderableType]:
+    """What each compile made, and where the timed call's time went kernel by kernel (when
+    profiled), below the timings: the figures a reader checks first stay on top."""
+    lines = compiled.anatomy_lines(report) + compiled.kernel_lines(report)
+    return [Text(""), *styled_lines(lines)] if lines else []
 
 
 def _phases(report: Report) -> list[RenderableType]:

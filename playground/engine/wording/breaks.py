@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from playground.engine.report import GraphBreak
-from playground.engine.wording.line import BAD, DIM, HEADING, HINT, Line, plural
+from playground.engine.report import GraphBreak, Report
+from playground.engine.wording.line import BAD, DIM, HEADING, HINT, WARN, Line, plural
 
 
 def where(site: GraphBreak) -> str:
@@ -34,3 +34,45 @@ def site_lines(site: GraphBreak) -> tuple[Line, ...]:
     return tuple(
         line for line in (title, why, *(Line.of(f"hint: {h}", tag=HINT, depth=1) for h in hints(site))) if line.pieces
     )
+
+
+#: torch's hint categories (torch/_dynamo/graph_break_hints.py), and what each asks of the user.
+CATEGORY_WORDS = {
+    "FUNDAMENTAL": "fundamental: rewrite the code",
+    "USER_ERROR": "an error in the code",
+    "SUPPORTABLE": "supportable: torch may trace it later",
+    "DIFFICULT": "hard for torch: rewrite or wait",
+    "DYNAMO_BUG": "a Dynamo bug: report it",
+    "CAUSED_BY_EARLIER_GRAPH_BREAK": "caused by an earlier break",
+    "INFERENCE_MODE": "inference mode",
+    "SPARSE_TENSOR": "sparse tensors",
+}
+
+
+def category_words(categories: tuple[str, ...]) -> str:
+    return "; ".join(CATEGORY_WORDS.get(c, c.lower().replace("_", " ")) for c in categories)
+
+
+def distinct_lines(report: Report) -> tuple[Line, ...]:
+    """The distinct breaks: one line per site and break type, the records torch logged there
+    counted, what kind of break torch says it is, and what it set off; () for a report without
+    them (no break, or one from before they were counted)."""
+    sites = report.break_sites
+    if not sites:
+        return ()
+    records = sum(site.count for site in sites)
+    out = [Line.of(f"distinct breaks: {plural(len(sites), 'site')}, {plural(records, 'record')}", tag=HEADING)]
+    for site in sites:
+        where_ = f"line {site.line}" if site.line else (os.path.basename(site.file) or "outside the snippet")
+        out.append(
+            Line.of(
+                f"{where_}  ",
+                (site.gb_type or "graph break", BAD),
+                f"  x{site.count}",
+                (f"  [{site.gb_id}]" if site.gb_id else "", DIM),
+                (f"  {category_words(site.categories)}" if site.categories else "", WARN),
+                depth=1,
+            )
+        )
+        out += [Line.of(f"then: {caused}", tag=DIM, depth=2) for caused in site.caused]
+    return tuple(out)

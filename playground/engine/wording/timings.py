@@ -172,9 +172,31 @@ def timing_notes(report: Report, timings: Timings, *, figure: bool = True) -> tu
     if machine_line(timings):
         notes.append(Line.of(f"machine while timing: {machine_line(timings)}", tag=DIM))
     notes.append(Line.of(memory_line(report), tag=DIM))
+    notes.append(guard_line(report))
     why = f"why {speedup_word(timings)}" if figure else "why"
     notes += [Line.of(f"{why}: {reason}", tag=WARN) for reason in speedup_reasons(report)]
     return tuple(line for line in notes if line.pieces)
+
+
+#: From this share of the compiled call on, the guards are the call's cost worth naming.
+GUARDS_MATTER = 0.2
+
+
+def guard_line(report: Report) -> Line:
+    """What checking the guards cost the timed call, measured after the timing."""
+    cost = report.guard_cost
+    if cost is None or cost.check_us is None:
+        return Line.of(cost.note if cost is not None else "", tag=DIM)
+    checked = f"{cost.guards_evaluated} guards" if cost.guards_evaluated is not None else "the guards"
+    share = f", {cost.share:.0%} of the compiled call" if cost.share is not None else ""
+    words = f"guards: {checked} checked per call in {cost.check_us:.1f} us{share}"
+    if cost.entries_tried > 1:
+        words += f" ({cost.entries_tried} cache entries tried)"
+    matters = cost.share is not None and cost.share >= GUARDS_MATTER
+    return Line.of(
+        words + ("; the call is small enough for guard checks to matter" if matters else ""),
+        tag=WARN if matters else DIM,
+    )
 
 
 def timed_words(report: Report, timings: Timings) -> str:
