@@ -64,3 +64,29 @@ def test_without_the_flag_nothing_changes_in_the_output_code(worker):
     assert report.kernels_profile is None
     code = report.graphs[0].output_code or ""
     assert "Provenance debug handles" not in code and "RecordFunction" not in code
+
+
+@pytest.mark.inductor
+def test_check_json_carries_every_new_view():
+    """`check --json --kernels` of the gallery's two snippets: every issue-21 view's data is in
+    the JSON a CI job or an agent reads."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "playground", "check", "snippets/break_in_loop.py", "snippets/fused_pointwise.py"]
+        + ["--json", "--kernels", "--min-run-time", "0.05"],
+        cwd=GALLERY.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    loop, fused = (json.loads(line) for line in done.stdout.splitlines())
+    assert [site["count"] for site in loop["break_sites"]] == [3]
+    assert "kernels_profile" not in loop  # aot_eager: no kernels to profile
+    assert all(row["fx_nodes"] > 0 for row in loop["compile_anatomy"])
+    assert fused["compile_anatomy"][0]["modules"][0]["kernels"]
+    assert fused["guard_cost"]["check_us"] > 0 and fused["guard_cost"]["lookup_us"] > 0
+    assert {k["kind"] for k in fused["kernels_profile"]["kernels"]} == {"cpp", "extern"}
+    assert fused["kernels_profile"]["eager_ops"]

@@ -64,6 +64,10 @@ def profile(
     )
     if not kernels:
         notes.append("no kernel events: this backend or device wrote none the profiler sees")
+    if device.startswith("cuda"):
+        # Unverified on a GPU: Triton launches record a CPU-side event named for the kernel
+        # (triton_heuristics.py), whose CPU time is the launch, not the kernel's run.
+        notes.append("on CUDA the kernel times are the CPU-side launches, not the GPU's run (not yet checked on a GPU)")
     return KernelsProfile(
         timed_call=record.index,
         calls=calls,
