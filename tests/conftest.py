@@ -80,6 +80,7 @@ FAST_MODULES = frozenset(
     {
         "test_equivalence_props",
         "test_explain_unit",
+        "test_wording_compiled",
         "test_explain_guards",
         "test_settings_parse",
         "test_history",
@@ -106,6 +107,7 @@ FAST_MODULES = frozenset(
         "test_tui_lifecycle",
         "test_tui_matrix",
         "test_tui_panes",
+        "test_tui_panes_compiled",
         "test_tui_render",
         "test_tui_snapshots",
         "test_tui_state",

@@ -1,0 +1,31 @@
+"""The Breaks and Timing panes lay out where the time goes from the wording layer's lines (the
+same lines as `check` and the Markdown export: tests/engine/test_wording_compiled.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tui_fakes import plain
+
+from tests.engine.test_wording_compiled import REPORT
+from tui.panes.breaks import render_breaks
+from tui.panes.timings import render_timings
+
+
+def test_the_breaks_pane_leads_with_the_distinct_breaks():
+    text = plain(render_breaks(replace(REPORT, graph_break_count=3)))
+    distinct = text.index("distinct breaks: 1 site, 3 records")
+    assert distinct < text.index("fired 3 times")
+    assert "x3  [GB0170]  fundamental: rewrite the code" in text
+
+
+def test_the_timing_pane_shows_the_guard_cost_the_anatomy_and_the_kernels_below_the_timings():
+    text = plain(render_timings(REPORT))
+    assert text.index("speedup") < text.index("what each compile made") < text.index("kernels of call 1")
+    assert "guards: 138 guards checked per call in 3.3 us" in text
+    assert "mm [extern]  220 us (48%)  line 34" in text
+
+
+def test_without_timings_the_anatomy_still_shows():
+    text = plain(render_timings(replace(REPORT, timings=None, kernels_profile=None, guard_cost=None)))
+    assert "timings:" in text and "graph 1 [0/0]: 10 FX nodes" in text
