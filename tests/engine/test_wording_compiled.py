@@ -91,7 +91,7 @@ def test_each_compile_says_its_nodes_kernels_caches_and_the_config_in_force():
 
 def test_each_kernel_has_its_time_share_and_snippet_lines_and_eager_stands_beside():
     text = [line.text for line in compiled.kernel_lines(REPORT)]
-    assert text[0].startswith("kernels of call 1, profiled after the timing (30 calls")
+    assert text[0].startswith("kernels of call 1, profiled in a pass of their own (30 calls")
     assert "kernels 300 us (65%)" in text[1] and "guards and cache lookup 8.0 us" in text[1]
     assert text[2] == "mm [extern]  220 us (48%)  line 34  (aten.mm)"
     assert text[3] == "cpp_fused_add_cos_0  29 us (6%)  lines 31, 32"

@@ -79,10 +79,12 @@ def kernel_lines(report: Report) -> tuple[Line, ...]:
     profile = report.kernels_profile
     if profile is None:
         return ()
+    if not profile.calls:
+        return (Line.of(f"kernels profile: {profile.note or 'no call was profiled'}", tag=WARN),)
     call = f"call {profile.timed_call}" if profile.timed_call else "the timed call"
     out = [
         Line.of(
-            f"kernels of {call}, profiled after the timing ({plural(profile.calls, 'call')}, medians)",
+            f"kernels of {call}, profiled in a pass of their own ({plural(profile.calls, 'call')}, medians)",
             tag=HEADING,
         )
     ]

@@ -41,7 +41,10 @@ class OutputCapture:
         os.dup2(self.saved_err, 2)
 
     def set_mark(self) -> None:
-        """Output after this point (the timing loop's) is counted but not kept."""
+        """Output after this point (the timing loop's, the kernels profile's) is counted but not
+        kept; the first mark of a run holds."""
+        if self.mark is not None:
+            return
         sys.stdout.flush()
         sys.stderr.flush()
         self.mark = os.lseek(1, 0, os.SEEK_CUR)

@@ -277,10 +277,16 @@ class Phases:
         self.guard_cost = guard_cost.guard_cost(done, loaded.target, self.timings)
         if ctx.request.kernels and ctx.settings.backend == "inductor":
             self.capturer.pause()  # the profiled calls are not the run's diagnostics
+            if self.on_timing_start is not None:  # nor is what they print (the profiler's own lines)
+                self.on_timing_start()
             ctx.progress("timing", "profiling the kernels of the timed call", done.records[-1].index)
             self.kernels = kernels_profile.profile(done, loaded.target, self.capture, self.timings, ctx.settings.device)
             if self.guard_cost is not None:
                 self.guard_cost = replace(self.guard_cost, lookup_us=self.kernels.lookup_us)
+        elif ctx.request.kernels:
+            self.kernels = KernelsProfile(
+                note=f"not profiled: only Inductor writes kernels (backend {ctx.settings.backend})"
+            )
 
     def _blamed(self, failure_: RunFailure, references: References) -> RunFailure:
         """A compiled call that raised is torch.compile's finding, unless eager raised on that
