@@ -346,6 +346,9 @@ class Timings(Wire):
     machine: Machine | None = wire(None, omit=_absent_if_none("machine"))
     #: Graphs compiled during the timing loop (not in graph_count): the steady state was never reached.
     graphs_during_timing: int = wire(0, omit=_absent_if_empty("graphs_during_timing"))
+    #: The threads torch's CPU ops used while timing (torch.get_num_threads()): a speedup on 2
+    #: threads says little about 32.
+    threads: int | None = wire(None, omit=_absent_if_none("threads"))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ explains the figure, no reason is given.
 from __future__ import annotations
 
 from playground.engine.report import Report, Timings
-from playground.engine.wording.line import BAD, DIM, HEADING, WARN, Line
+from playground.engine.wording.line import BAD, DIM, HEADING, WARN, Line, plural
 
 #: Inside this band a speedup needs no explanation (and on a shared machine is partly noise).
 LOW, HIGH = 0.5, 2.0
@@ -172,6 +172,8 @@ def timing_notes(report: Report, timings: Timings, *, figure: bool = True) -> tu
     if machine_line(timings):
         notes.append(Line.of(f"machine while timing: {machine_line(timings)}", tag=DIM))
     notes.append(Line.of(memory_line(report), tag=DIM))
+    if timings.threads:
+        notes.append(Line.of(f"torch ran on {plural(timings.threads, 'thread')} (torch.get_num_threads())", tag=DIM))
     notes.append(guard_line(report))
     why = f"why {speedup_word(timings)}" if figure else "why"
     notes += [Line.of(f"{why}: {reason}", tag=WARN) for reason in speedup_reasons(report)]

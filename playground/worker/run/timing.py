@@ -8,6 +8,8 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
+import torch
+
 from playground.engine.report import Machine, Timings
 from playground.engine.settings import Settings
 from playground.worker.run import machine, steady_state
@@ -56,6 +58,7 @@ def time_calls(
         **steady,
         unreliable=unreliable(settings.backend, steady, seen, frames),
         machine=seen,
+        threads=torch.get_num_threads(),
     )
 
 
