@@ -14,6 +14,7 @@ from tui.panes.timings import render_timings
 
 def test_the_breaks_pane_leads_with_the_distinct_breaks():
     text = plain(render_breaks(replace(REPORT, graph_break_count=3)))
+    assert text.startswith("3 graph breaks at 1 site")
     distinct = text.index("distinct breaks: 1 site, 3 records")
     assert distinct < text.index("fired 3 times")
     assert "x3  [GB0170]  fundamental: rewrite the code" in text

@@ -22,8 +22,10 @@ def render_breaks(report: Report) -> RenderableType:
             Text(f"no graph breaks  (graphs {report.graph_count})", style=GOOD),
             Text("Dynamo traced the target without stopping.", style=DIM),
         )
+    # The distinct sites when torch's break ids grouped them (a break in a loop is one site).
+    sites = len(report.break_sites) or len(report.graph_breaks)
     headline = Text(
-        f"{plural(count, 'graph break')} at {plural(len(report.graph_breaks), 'site')}  (graphs {report.graph_count})",
+        f"{plural(count, 'graph break')} at {plural(sites, 'site')}  (graphs {report.graph_count})",
         style=BAD,
     )
     parts: list[RenderableType] = [headline]
