@@ -108,6 +108,7 @@ FAST_MODULES = frozenset(
         "test_tui_matrix",
         "test_tui_panes",
         "test_tui_panes_compiled",
+        "test_tui_where_time_goes_snapshots",
         "test_tui_render",
         "test_tui_snapshots",
         "test_tui_state",
