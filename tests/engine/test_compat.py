@@ -112,6 +112,6 @@ def test_where_dynamo_is_tracing_is_read_from_another_thread(tmp_path):
         watcher.join()
         torch._dynamo.reset()
     assert seen, "no sample saw Dynamo tracing the file"
-    assert {line for line, _ in seen} <= {2, 3, 4}
+    assert {line for line, _ in seen} <= {1, 2, 3, 4}  # a frame starts at its `def` line
     assert max(depth for _, depth in seen) > 20
     assert compat.dynamo_tracing_at(sys._current_frames()[main], str(source)) is None  # not tracing now
