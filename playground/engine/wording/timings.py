@@ -189,7 +189,10 @@ def guard_line(report: Report) -> Line:
     cost = report.guard_cost
     if cost is None or cost.check_us is None:
         return Line.of(cost.note if cost is not None else "", tag=DIM)
-    checked = f"{cost.guards_evaluated} guards" if cost.guards_evaluated is not None else "the guards"
+    # Over several entries the count is the leaves of each: a failing entry stops at its first
+    # failing guard, so the sum is an upper bound.
+    bound = "up to " if cost.entries_tried > 1 else ""
+    checked = f"{bound}{cost.guards_evaluated} guards" if cost.guards_evaluated is not None else "the guards"
     share = f", {cost.share:.0%} of the compiled call" if cost.share is not None else ""
     words = f"guards: {checked} checked per call in {cost.check_us:.1f} us{share}"
     if cost.entries_tried > 1:

@@ -14,6 +14,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from playground.engine.report import EntryGuardCount, GuardCost, Timings
@@ -37,7 +38,7 @@ def guard_cost(done: CallsDone, target: Any, timings: Timings | None) -> GuardCo
     f_locals = compat.frame_locals(target, clone_args(record.snapshot))
     base = GuardCost(timed_call=record.index, entries=counts)
     if f_locals is None:
-        return GuardCost(**{**_fields(base), "note": "the call's arguments do not bind to the target's signature"})
+        return replace(base, note="the call's arguments do not bind to the target's signature")
     checks = [compat.guard_check(e) for e in entries]
     tried = 0
     passed: int | None = None
@@ -62,10 +63,6 @@ def guard_cost(done: CallsDone, target: Any, timings: Timings | None) -> GuardCo
         share=round(check_us / compiled_us, 4) if compiled_us else None,
         note="" if passed is not None else "no entry passes these arguments: the call recompiles or runs eagerly",
     )
-
-
-def _fields(cost: GuardCost) -> dict[str, Any]:
-    return {name: getattr(cost, name) for name in cost.__dataclass_fields__}
 
 
 def _passes(check: Callable[[dict[str, Any]], bool], f_locals: dict[str, Any]) -> bool:
