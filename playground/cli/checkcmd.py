@@ -111,7 +111,8 @@ async def _check_one(
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
                 last=last,
-                kernels=bool(getattr(args, "kernels", False)),
+                kernels=args.kernels,
+                dynamo_code=args.code,
                 prepared=prepared,
             )
         except WorkerUnavailable as exc:

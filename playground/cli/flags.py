@@ -165,6 +165,21 @@ def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None
     )
 
 
+def add_view_flags(p: argparse.ArgumentParser) -> None:
+    """What a run adds beyond the report, each at a cost: the app asks for the same by key."""
+    v = p.add_argument_group("views that cost a run more")
+    v.add_argument(
+        "--kernels",
+        action="store_true",
+        help="profile Inductor's kernels after the timing (compiles with kernel profiling and provenance)",
+    )
+    v.add_argument(
+        "--code",
+        action="store_true",
+        help="the code Dynamo wrote, decompiled by depyf in a second run of the snippet (the app's Code pane)",
+    )
+
+
 def add_present_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--present",

@@ -14,7 +14,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
-from playground.cli.flags import add_present_flag, add_run_flags, add_setting_flags, overrides_of, seconds_arg
+from playground.cli.flags import (
+    add_present_flag,
+    add_run_flags,
+    add_setting_flags,
+    add_view_flags,
+    overrides_of,
+    seconds_arg,
+)
 from playground.engine.client import WorkerClient
 
 COMMANDS = ("check", "watch", "matrix", "follow", "serve", "app")
@@ -30,17 +37,13 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("snippet", help="the snippet file")
     add_setting_flags(p)
     add_run_flags(p)
+    add_view_flags(p)
     if command == "check":
         p.add_argument("--json", action="store_true", help="print the contract's JSON report")
         p.add_argument("--fail-on-break", action="store_true", help="exit 1 when there is a graph break")
         p.add_argument("--fail-on-mismatch", action="store_true", help="exit 1 when eager and compiled disagree")
         p.add_argument("--trace", metavar="DIR", help="write torch's structured trace (for tlparse) to DIR")
         p.add_argument("--markdown", nargs="?", const="-", metavar="FILE", help="write a Markdown report")
-        p.add_argument(
-            "--kernels",
-            action="store_true",
-            help="profile Inductor's kernels after the timing (compiles with kernel profiling and provenance)",
-        )
         p.add_argument(
             "--force", action="store_true", help="let --markdown replace an existing file that is not our report"
         )

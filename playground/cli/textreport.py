@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
 from playground.engine.wording import breaks, compiled, explained, phases, timings
+from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line
 
@@ -23,6 +24,7 @@ def render(report: Report) -> str:
         _equivalence_lines,
         _timing_lines,
         _compiled_code_lines,
+        _dynamo_code_lines,
         _note_and_output_lines,
     ):
         lines += section(report)
@@ -119,6 +121,23 @@ def _timing_lines(report: Report) -> list[str]:
 def _compiled_code_lines(report: Report) -> list[str]:
     """What each compile made, and the kernels profile when the run asked for it."""
     return _indented(compiled.anatomy_lines(report) + compiled.kernel_lines(report), indent="")
+
+
+def _dynamo_code_lines(report: Report) -> list[str]:
+    """The code Dynamo wrote, when the run asked for it (`--code`): each piece under its heading."""
+    if report.dynamo_code is None:
+        return []
+    lines = ["Dynamo's code:"]
+    note = dynamo_words.note_line(report)
+    if note is not None:
+        lines.append(f"  {note.text}")
+    if not report.dynamo_code:
+        return [*lines, f"  {dynamo_words.NO_FRAME}"]
+    lines.append(f"  {dynamo_words.summary_line(report.dynamo_code).text}")
+    for item in report.dynamo_code:
+        lines.append(f"  {dynamo_words.heading_line(item).text}")
+        lines += [f"    | {line}" for line in item.source.rstrip("\n").splitlines()]
+    return lines
 
 
 def _phase_lines(report: Report) -> list[str]:

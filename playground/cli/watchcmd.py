@@ -101,6 +101,8 @@ class _Watch:
                 lambda event: self._on_event(gen, event),
                 timing=args.timing,
                 min_run_time=args.min_run_time,
+                kernels=args.kernels,
+                dynamo_code=args.code,
                 prepared=prepared,
             )
         except RunCancelled:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
 from playground.engine.wording import breaks, compiled, explained, phases, timings
+from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import CODE, Line, plural
 
@@ -186,6 +188,7 @@ def markdown_report(r: Report) -> str:
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
     out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _compiled_markdown(r)
+    out += _dynamo_code_markdown(r)
     out.append("")
     return "\n".join(out)
 
@@ -226,6 +229,29 @@ def _compiled_markdown(r: Report) -> list[str]:
     """What each compile made, and the kernels profile when the run asked for it."""
     lines = compiled.anatomy_lines(r) + compiled.kernel_lines(r)
     return ["", "## Compiled code", *_markdown_lines(lines, paragraphs=True)] if lines else []
+
+
+def _dynamo_code_markdown(r: Report) -> list[str]:
+    """The code Dynamo wrote, when the run asked for it: each piece under its heading, as code."""
+    if r.dynamo_code is None:
+        return []
+    out = ["", "## Dynamo's code"]
+    note = dynamo_words.note_line(r)
+    if note is not None:
+        out += ["", _words(note)]
+    if not r.dynamo_code:
+        return out + ["", dynamo_words.NO_FRAME]
+    out += ["", _words(dynamo_words.summary_line(r.dynamo_code))]
+    for item in r.dynamo_code:
+        out += ["", _words(dynamo_words.heading_line(item)), "", *_code_block(item.source)]
+    return out
+
+
+def _code_block(source: str) -> list[str]:
+    """A fenced Python block whose fence is longer than any run of backticks in the code."""
+    longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}python", source.rstrip("\n"), fence]
 
 
 def _recompiles_markdown(r: Report) -> list[str]:

@@ -73,6 +73,36 @@ def test_parser_keeps_sections_apart():
     ]
 
 
+def test_parser_keeps_a_frame_depyf_could_not_decompile():
+    # depyf 0.20 on torch 2.13, a module's forward that breaks (SWAP): the pair is named without
+    # the frame, in the frame's own section, and the body is a docstring.
+    text = (
+        "def guard_0(L, G, **___kwargs_ignored):\n"
+        "    __guard_hit = True\n    return __guard_hit\n\n"
+        "def __compiled_fn_1_abc(*args, **kwargs):\n    pass\n\n"
+        "def transformed_code_0(self, x):\n    'Failed to decompile.'\n\n"
+        "def forward(self, x):\n    return x\n\n"
+        "def transformed_forward(self, x):\n    return forward(self, x)\n\n"
+        "#============ end of forward ============#\n"
+    )
+    items = depyf_dump.parse_full_code(text)
+    assert [(i["kind"], i["name"], i["function"]) for i in items] == [
+        ("guard", "__guard_0_for_forward", "forward"),
+        ("transformed", "__transformed_code_0_for_forward", "forward"),
+    ]
+    assert items[1]["source"].startswith(depyf_dump.UNDECOMPILED)
+
+
+def test_a_module_forward_that_breaks_keeps_its_own_frame(worker):
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    report = run(worker, str(GALLERY / "forward_break.py"), dynamo_code=True)
+    assert report["error"] is None
+    kinds = {(i["kind"], i["function"]) for i in report["dynamo_code"]}
+    # the forward itself (decompiled or not, by depyf's version), then the resume after line 40
+    assert {("transformed", "forward"), ("guard", "forward")} <= kinds, kinds
+    assert ("resume", "torch_dynamo_resume_in_forward_at_40") in kinds
+
+
 # --- the run is the run; the code comes from a second child --------------------------------------
 
 #: The head torch's log formatter puts on each line (time and pid), and the times in the text

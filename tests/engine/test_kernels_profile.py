@@ -68,15 +68,15 @@ def test_without_the_flag_nothing_changes_in_the_output_code(worker):
 
 @pytest.mark.inductor
 def test_check_json_carries_every_new_view():
-    """`check --json --kernels` of the gallery's two snippets: every issue-21 view's data is in
-    the JSON a CI job or an agent reads."""
+    """`check --json --kernels --code` of the gallery's two snippets: every view's data is in the
+    JSON a CI job or an agent reads, the app's Code pane included."""
     import json
     import subprocess
     import sys
 
     done = subprocess.run(
         [sys.executable, "-m", "playground", "check", "snippets/break_in_loop.py", "snippets/fused_pointwise.py"]
-        + ["--json", "--kernels", "--min-run-time", "0.05"],
+        + ["--json", "--kernels", "--code", "--min-run-time", "0.05"],
         cwd=GALLERY.parent,
         capture_output=True,
         text=True,
@@ -91,3 +91,6 @@ def test_check_json_carries_every_new_view():
     assert fused["guard_cost"]["check_us"] > 0 and fused["guard_cost"]["lookup_us"] > 0
     assert {k["kind"] for k in fused["kernels_profile"]["kernels"]} == {"cpp", "extern"}
     assert fused["kernels_profile"]["eager_ops"]
+    # the Code pane's data: the loop's resume functions after its break, the chain's one frame
+    assert any(item["kind"] == "resume" for item in loop["dynamo_code"]), loop["dynamo_code_note"]
+    assert {item["kind"] for item in fused["dynamo_code"]} == {"transformed", "guard"}

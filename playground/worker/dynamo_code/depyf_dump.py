@@ -20,6 +20,13 @@ _SECTION_END = re.compile(r"^#=+ end of (?P<name>\S+) =+#\s*$")
 _DEF = re.compile(r"^def (?P<name>[A-Za-z_][A-Za-z0-9_]*)\(")
 _GUARD = re.compile(r"^__guard_(?P<k>\d+)_for_(?P<frame>\w+)$")
 _TRANSFORMED = re.compile(r"^__transformed_code_(?P<k>\d+)_for_(?P<frame>\w+)$")
+#: Where depyf could not decompile a frame's bytecode (torch 2.13's `SWAP` in a module's forward
+#: that breaks), it names the pair without the frame, `guard_K` and `transformed_code_K`, in the
+#: frame's own section, and the code's body is the string 'Failed to decompile.'.
+_BARE_GUARD = re.compile(r"^guard_(?P<k>\d+)$")
+_BARE_TRANSFORMED = re.compile(r"^transformed_code_(?P<k>\d+)$")
+#: What the item's source says instead of depyf's bare docstring.
+UNDECOMPILED = "# depyf could not decompile this frame's transformed bytecode; its guard is below\n"
 #: torch names a resume function after the frame and the line of the break it resumes after.
 _RESUME_FRAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>\w+?)_at_(?P<line>\d+)$")
 _KIND_ORDER = {"transformed": 0, "resume": 1, "guard": 2}
@@ -58,15 +65,22 @@ def parse_full_code(text: str) -> list[dict[str, Any]]:
             if match:
                 frame = match.group("frame")
                 break
+            if _BARE_TRANSFORMED.match(name) or _BARE_GUARD.match(name):
+                frame = section_name
+                break
         resume = _RESUME_FRAME.match(frame)
         at_line = int(resume.group("line")) if resume else None
         for name, source in blocks:
-            transformed = _TRANSFORMED.match(name)
-            guard = _GUARD.match(name)
+            transformed = _TRANSFORMED.match(name) or _BARE_TRANSFORMED.match(name)
+            guard = _GUARD.match(name) or _BARE_GUARD.match(name)
             if transformed:
                 kind, entry = "transformed", int(transformed.group("k"))
+                name = f"__transformed_code_{entry}_for_{frame}"
+                if "'Failed to decompile.'" in source:
+                    source = UNDECOMPILED + source
             elif guard:
                 kind, entry = "guard", int(guard.group("k"))
+                name = f"__guard_{entry}_for_{frame}"
             elif name == section_name and resume:
                 kind, entry = "resume", None
             else:
