@@ -67,15 +67,20 @@ $(STAMP214): pyproject.toml
 # import of a snippet's libraries (test_preimport: our own machinery, a fifth of this stage).
 # The gallery's lessons are checked here as the playground reports them (each claim, on each
 # setting it names); running each file as a plain script is left to the main torch (two fifths
-# of the gallery's time, and it asserts only that the script exits 0 and prints). Keeping CI
-# under 15 minutes with the models extra installed is the reason.
+# of the gallery's time, and it asserts only that the script exits 0 and prints). Nor what a
+# fork guarantees whatever the release (test_isolation, test_reference_isolation: a run's child
+# and its references are forks of the template, so no state of theirs reaches the next run),
+# nor which of model and fn is compiled (test_target_choice: our loading), nor the tests that
+# start no torch at all (-m torch: the pure ones). Keeping CI under 15 minutes with the models
+# extra installed is the reason.
 TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged_reports history \
 	import_contracts import_hygiene last_words limits_unit matrix_exports explain_exports \
 	ladder_no_verdict report_wire session settings_parse watch_present worker_limits \
-	worker_memory worker_scratch bad_input blame preimport import_cycles live
+	worker_memory worker_scratch bad_input blame preimport import_cycles live \
+	isolation reference_isolation target_choice
 XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
-	$(VENV214)/bin/python -m pytest -q $(XDIST214) tests/engine tests/test_gallery.py \
+	$(VENV214)/bin/python -m pytest -q $(XDIST214) -m torch tests/engine tests/test_gallery.py \
 		-k "not runs_standalone" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)
 
