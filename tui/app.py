@@ -69,10 +69,15 @@ class PlaygroundApp(RunPipeline):
         notice: str = "",
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
+        kernels: bool = False,
+        dynamo_code: bool = False,
     ) -> None:
         super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
+        # --kernels and --code: the runs ask from the first one, as after k or opening the Code pane.
+        self.want_kernels = kernels
+        self.want_dynamo_code = dynamo_code
 
     def on_mount(self) -> None:
         # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
@@ -182,6 +187,10 @@ class PlaygroundApp(RunPipeline):
             cuda = bool((self.hello or {}).get("cuda_available"))
             # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
             return True if cuda or self.settings.device == "cuda" else None
+        if action == "move_line":
+            # Only while the line cursor's pane has the focus on the main screen: otherwise the
+            # arrow falls through to what it does there (scroll a pane, move in a list).
+            return self.screen is self.main and self.main.line_cursor_focused
         return True
 
     # Settings: each change reruns at once.
@@ -204,6 +213,18 @@ class PlaygroundApp(RunPipeline):
     def action_toggle_device(self) -> None:
         device = "cpu" if self.settings.device == "cuda" else "cuda"
         self._change(replace(self.settings, device=device), "device")
+
+    def action_toggle_kernels(self) -> None:
+        self.want_kernels = not self.want_kernels
+        self.request_run("kernels profile " + ("on" if self.want_kernels else "off"))
+
+    def action_line_cursor(self) -> None:
+        if self.main.line_cursor is None:
+            self.action_show_pane("source")  # as key 1 does: followers see where the presenter is
+        self.main.toggle_line_cursor()
+
+    def action_move_line(self, step: int) -> None:
+        self.main.move_line_cursor(step)
 
     @property
     def backends(self) -> tuple[str, ...]:

@@ -38,6 +38,8 @@ def main(
     *,
     timeout_s: float | None = None,
     present: str | None = None,
+    kernels: bool = False,
+    dynamo_code: bool = False,
 ) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
@@ -45,6 +47,8 @@ def main(
     (`playground.cli.flags.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     `present` is a session folder every complete run is published to, for followers.
+    `kernels` and `dynamo_code` (--kernels, --code) ask every run for the kernels profile and
+    Dynamo's code from the first one.
     """
     from tui.engine import real_engine
 
@@ -68,7 +72,16 @@ def main(
             return 2
     settings = initial_settings(snippet, settings_overrides)
     engine = real_engine(**({"timeout_s": timeout_s} if timeout_s else {}))
-    app = make_app(snippet, engine=engine, settings=settings, notice=notice, pinned=settings_overrides, present=writer)
+    app = make_app(
+        snippet,
+        engine=engine,
+        settings=settings,
+        notice=notice,
+        pinned=settings_overrides,
+        present=writer,
+        kernels=kernels,
+        dynamo_code=dynamo_code,
+    )
     try:
         app.run()
     finally:

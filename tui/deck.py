@@ -82,6 +82,11 @@ class PaneDeck(ScrollView, can_focus=True):
         """What `pane` shows (its renderable as built)."""
         return self._panes[pane].body
 
+    def rendered(self, pane: str) -> list[Strip]:
+        """`pane`'s rows as drawn at the deck's width and style (rendered now if they are not)."""
+        width = self._width()
+        return self._lines(pane, width, self.visual_style) if width > 0 else []
+
     def show_for(self, pane: str, key: tuple[object, ...], build: Callable[[], RenderableType]) -> bool:
         """Show `build()` in `pane` unless its body was built for the same `key` (`same_key`);
         True when it built. `key` names every input of `build`."""

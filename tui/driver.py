@@ -35,7 +35,9 @@ class EngineDriver:
     async def start(self) -> dict[str, Any]:
         return dict(await self.engine.start() or {})
 
-    async def run(self, request: LiveRun, on_event: EventHandler, *, dynamo_code: bool) -> RunResult | None:
+    async def run(
+        self, request: LiveRun, on_event: EventHandler, *, dynamo_code: bool, kernels: bool = False
+    ) -> RunResult | None:
         """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
         # The snippet as read for this run travels with it: the engine reads nothing again.
         options: dict[str, Any] = {"prepared": request.prepared}
@@ -43,6 +45,8 @@ class EngineDriver:
             options["trace"] = True
         if dynamo_code:
             options["dynamo_code"] = True
+        if kernels:
+            options["kernels"] = True
         task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

@@ -20,7 +20,7 @@ class Engine(Protocol):
     async def start(self) -> dict[str, Any]: ...
 
     # `options` are WorkerClient.run's keywords: the app always passes `prepared` (the snippet as
-    # it read it for this run), and trace and dynamo_code only when it needs them.
+    # it read it for this run), and trace, dynamo_code and kernels only when it needs them.
     async def run(
         self,
         path: str,

@@ -32,6 +32,9 @@ class EngineHost(App[None]):
         #: Set when the user first opens the Code pane: from then on every run asks the worker
         #: for Dynamo's code (depyf costs time, so runs do not before).
         self.want_dynamo_code = False
+        #: Set by key k (or --kernels): every run profiles Inductor's kernels after its timing
+        #: (a profiler pass and a compile with provenance, so runs do not unless asked).
+        self.want_kernels = False
 
     @property
     def engine(self) -> Engine:
@@ -71,7 +74,9 @@ class EngineHost(App[None]):
                 if message is not None:
                     self.post_message(message)
 
-            result = await self._engine_driver.run(request, on_event, dynamo_code=self.want_dynamo_code)
+            result = await self._engine_driver.run(
+                request, on_event, dynamo_code=self.want_dynamo_code, kernels=self.want_kernels
+            )
             if result is not None:
                 report = visible_report(result.report)
                 self.post_message(RunFinished(request.generation, report, result.trace))

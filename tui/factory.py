@@ -36,6 +36,8 @@ def make_app(
     notice: str = "",
     pinned: dict[str, Any] | None = None,
     present: SessionWriter | None = None,
+    kernels: bool = False,
+    dynamo_code: bool = False,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -43,7 +45,9 @@ def make_app(
     off (tests and snapshots trigger reruns themselves); `clock` is fixed in snapshots;
     `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
     `pinned` are the command line's setting flags, kept when another snippet is opened;
-    `present` publishes every complete run to a workshop session that followers read.
+    `present` publishes every complete run to a workshop session that followers read;
+    `kernels` and `dynamo_code` make every run ask for the kernels profile and Dynamo's code
+    (keys k and 0 ask later).
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -55,4 +59,6 @@ def make_app(
         notice=notice,
         pinned=pinned,
         present=present,
+        kernels=kernels,
+        dynamo_code=dynamo_code,
     )

@@ -28,7 +28,8 @@ SHORT_TITLES: dict[str, str] = {"source": "Src", "timings": "Time", "output": "O
 #: What each pane means, for the help screen.
 PANE_HELP: dict[str, str] = {
     "source": "the snippet; B marks a graph-break line, R a recompiled function, E an error, "
-    "with the reason on the row below",
+    "K a line whose ops a profiled kernel holds, G a line that made guards, with the reason on "
+    "the row below",
     "breaks": "each distinct graph-break site: reason, torch's hints, line, how often it fired",
     "graphs": "the FX graphs handed to the backend, one shown at a time ([ and ] pick it) with "
     "Inductor's generated code for it: a break ends one graph and starts the next",
@@ -61,6 +62,9 @@ class Key:
     help: str
     id: str
     display: str | None = None
+    #: Checked before the focused pane's own keys: the line cursor's arrows, which fall through
+    #: to scrolling whenever the app's `check_action` refuses them.
+    priority: bool = False
 
     @property
     def in_footer(self) -> bool:
@@ -74,6 +78,7 @@ class Key:
             self.label,
             show=self.id in (FOOTER if footer is None else footer),
             key_display=self.display,
+            priority=self.priority,
             tooltip=self.help,
             id=self.id,
         )
@@ -165,6 +170,45 @@ KEYS: tuple[Key, ...] = (
         "Switch device",
         "cpu or cuda; cuda only when the worker reports it available",
         "device",
+    ),
+    Key(
+        "k",
+        "toggle_kernels",
+        "kernels",
+        "Profile kernels",
+        "profile Inductor's kernels in every run from now on, rerunning at once (off by default: it "
+        "costs a profiler pass after the timing and a compile with provenance); Timing lists them, "
+        "Source marks their lines K; k again turns it off",
+        "kernels",
+    ),
+    Key(
+        "l",
+        "line_cursor",
+        "line",
+        "Kernels of a line",
+        "show a line cursor in Source with the kernels of its line below it (time and share, the "
+        "ATen ops they hold, the lines fused with them); ↑ ↓ move it, l again hides it",
+        "line-kernels",
+    ),
+    Key(
+        "up",
+        "move_line(-1)",
+        "line up",
+        "Line cursor up",
+        "the line above, while the line cursor's Source pane has the focus (else the arrow scrolls as usual)",
+        "line-up",
+        display="↑",
+        priority=True,
+    ),
+    Key(
+        "down",
+        "move_line(1)",
+        "line down",
+        "Line cursor down",
+        "the line below, while the line cursor's Source pane has the focus (else the arrow scrolls as usual)",
+        "line-down",
+        display="↓",
+        priority=True,
     ),
     Key(
         "t",
@@ -273,6 +317,11 @@ FOLLOW_BINDINGS: list[Binding] = [
         FOLLOW_TABLE, key=lambda k: FOLLOW_FOOTER.index(k.id) if k.id in FOLLOW_FOOTER else len(FOLLOW_FOOTER)
     )
 ]
+
+
+def shown_key(key_id: str) -> str:
+    """The key a user presses for `key_id`, as the help spells it: for words that name a key."""
+    return next(key.shown_key for key in KEYS if key.id == key_id)
 
 
 def markdown_table(keys: tuple[Key, ...] | None = None) -> str:

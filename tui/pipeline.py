@@ -108,6 +108,7 @@ class RunPipeline(EngineHost):
             attempt=self._results.attempt,
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,
+            kernels=self.want_kernels,
         )
 
     def show_run(self, state: RunState) -> None:

@@ -73,6 +73,8 @@ class View:
     stale: bool = False
     since: BeforeAfter | None = None
     """The newest complete run against the previous one with the same settings."""
+    kernels: bool = False
+    """The runs ask for the kernels profile (key k, or --kernels)."""
 
     @property
     def error(self) -> RunError | None:

@@ -88,6 +88,14 @@ class PaneBody(Static):
     def render(self) -> Visual | RenderableType:
         return self._cached if self._cached is not None else super().render()
 
+    def rendered(self) -> list[Strip]:
+        """The rows as drawn: the cached rendering at the body's width and style ([] for plain
+        text, which is not cached)."""
+        width = self.content_region.width
+        if not isinstance(self._cached, CachedRichVisual) or width <= 0:
+            return []
+        return self._cached.lines(width, self.visual_style)
+
 
 class Unset:
     """The key of a pane that has shown nothing yet, or something shown without a key."""
@@ -139,6 +147,11 @@ class PaneView(VerticalScroll, can_focus=True):
     def _update(self, renderable: RenderableType) -> None:
         self.renders += 1
         self.query_one(Static).update(renderable)
+
+    def rendered(self) -> list[Strip]:
+        """The body's rows as drawn (rendered now at the body's width if they are not)."""
+        body = self.query_one(PaneBody)
+        return body.rendered()
 
 
 class Bar(Static):

@@ -168,6 +168,7 @@ def _app(argv: list[str]) -> int:
     p.add_argument("snippet", nargs="?", help="the snippet file (default: a copy of the bundled one)")
     add_setting_flags(p)
     add_run_flags(p)
+    add_view_flags(p)
     add_present_flag(p)
     args = p.parse_args(argv)
     try:
@@ -175,7 +176,14 @@ def _app(argv: list[str]) -> int:
     except ImportError as exc:  # pragma: no cover - the app is an optional front end
         print(f"compile-playground: the app is not available ({exc}); try `check`", file=sys.stderr)
         return EXIT_ERROR
-    result = tui_main(args.snippet, overrides_of(args), timeout_s=args.timeout, present=args.present)
+    result = tui_main(
+        args.snippet,
+        overrides_of(args),
+        timeout_s=args.timeout,
+        present=args.present,
+        kernels=args.kernels,
+        dynamo_code=args.code,
+    )
     return int(result or 0)
 
 

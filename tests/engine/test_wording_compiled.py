@@ -122,3 +122,81 @@ def test_a_report_without_them_prints_as_before():
     assert compiled.kernel_lines(plain) == () and not timings.guard_line(plain).pieces
     assert "what each compile made" not in textreport.render(plain)
     assert "## Compiled code" not in exports.markdown_report(plain)
+
+
+# One snippet line's kernels (the Source pane's line cursor): the facts, worded once.
+def _line(report: Report, line: int, text: str = "x = y", ask: str = "") -> list[str]:
+    return [item.text for item in compiled.line_kernel_lines(report, line, text, ask=ask)]
+
+
+def test_a_fused_line_names_its_kernel_time_share_ops_and_the_lines_fused_with_it():
+    fused = replace(PROFILE.kernels[1], aten_ops=("aten.add", "aten.cos"))
+    report = replace(REPORT, kernels_profile=replace(PROFILE, kernels=(PROFILE.kernels[0], fused)))
+    assert _line(report, 32) == [
+        "line 32: 1 kernel, 29 us of the 460 us call (6%)",
+        "cpp_fused_add_cos_0  29 us (6%)",
+        "holds aten.add, aten.cos",
+        "fused with line 31: one kernel for their ops",
+    ]
+    assert compiled.line_kernel_label(compiled.kernels_by_line(report)[32], 32) == (
+        "KERNEL cpp_fused_add_cos_0 29 us (6%), lines 31-32"
+    )
+
+
+def test_a_line_that_only_calls_a_library_kernel_says_inductor_wrote_none():
+    lines = _line(REPORT, 34)
+    assert lines[0] == "line 34: 1 library kernel, 220 us of the 460 us call (48%)"
+    assert lines[1] == "Inductor wrote no kernel for it: its op calls a library (extern)"
+    assert lines[2] == "mm (library kernel)  220 us (48%)"
+    assert lines[3:] == ["holds aten.mm", "from this line alone"]
+    assert compiled.line_kernel_label(compiled.kernels_by_line(REPORT)[34], 34) == "LIBRARY KERNEL mm 220 us (48%)"
+
+
+def test_a_line_without_a_kernel_says_why_plainly():
+    assert _line(REPORT, 33, "") == ["line 33 is blank: no code, no kernel"]
+    assert _line(REPORT, 33, "    # the chain") == ["line 33 is a comment: no code, no kernel"]
+    # REPORT breaks at line 36: that line runs in Python, between the graphs.
+    assert _line(REPORT, 36, "if x.sum() > 0:") == [
+        "line 36: no kernel; the graph breaks here",
+        "what the line does runs in Python, between the compiled graphs",
+    ]
+    outside = _line(REPORT, 40, "yield torch.randn(4)")
+    assert outside[0] == "line 40: no kernel of call 1 came from this line; it runs"
+    assert outside[1].startswith("outside the compiled graph") and outside[2].startswith("in other calls only")
+
+
+def test_without_a_profile_the_line_says_how_to_get_one_or_that_it_is_coming():
+    plain = replace(REPORT, kernels_profile=None)
+    assert _line(plain, 32, ask="press k") == [
+        "line 32: this run has no kernels profile: press k to profile them",
+        "it costs each run a profiler pass and a compile with provenance",
+    ]
+    # Already asked (ask ""), and the run ended without one: no advice to ask again.
+    assert _line(plain, 32) == ["line 32: this run has no kernels profile (it ended before the profile)"]
+    assert _line(replace(plain, stage="diagnostics"), 32, ask="press k") == [
+        "line 32: kernels pending (profiled after the timing)"
+    ]
+
+
+def test_another_backend_has_no_kernels_and_the_line_says_why():
+    eager = replace(
+        REPORT, kernels_profile=KernelsProfile(note="not profiled: only Inductor writes kernels (backend eager)")
+    )
+    assert _line(eager, 32) == ["line 32: no kernels", "not profiled: only Inductor writes kernels (backend eager)"]
+    assert (
+        compiled.kernels_by_line(eager) == {} and compiled.kernels_by_line(replace(REPORT, kernels_profile=None)) == {}
+    )
+
+
+def test_kernels_from_several_graphs_name_their_graph_and_the_profile_s_note_follows():
+    two = (
+        KernelTime(graph=1, name="cpp_fused_sin_0", kind="cpp", us=10.0, share=0.1, lines=(31,)),
+        KernelTime(graph=2, name="cpp_fused_cos_0", kind="cpp", us=5.0, share=0.05, lines=(31,)),
+    )
+    profile = replace(PROFILE, compiled_us=100.0, kernels=two, note="the profiled calls compiled again")
+    lines = _line(replace(REPORT, kernels_profile=profile), 31)
+    assert lines[0] == "line 31: 2 kernels, 15 us of the 100 us call (15%)"
+    assert "cpp_fused_sin_0 (graph 1)  10 us (10%)" in lines and "cpp_fused_cos_0 (graph 2)  5.0 us (5%)" in lines
+    assert lines[-1] == "the profiled calls compiled again"
+    label = compiled.line_kernel_label(compiled.kernels_by_line(replace(REPORT, kernels_profile=profile))[31], 31)
+    assert label == "KERNELS cpp_fused_sin_0 10 us (10%), +1 more"

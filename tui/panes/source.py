@@ -1,7 +1,9 @@
 """The snippet, highlighted, with the lines torch talked about marked in the gutter.
 
-A mark is a letter (B break, R recompile, E error) and the reason sits on the row below the
-line, in words: readable on a monochrome projector and without a mouse to hover with.
+A mark is a letter (B break, R recompile, E error, K kernels, G guards) and the reason sits on
+the row below the line, in words: readable on a monochrome projector and without a mouse to
+hover with. The line cursor (key l) has its line number in reverse video and, below its marks,
+the kernels of that line.
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ from rich.text import Text
 
 from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
+from playground.engine.wording import compiled
 from tui.findings import refusal_words, refused_break
-from tui.panes.common import BAD, DIM, WARN, plural
+from tui.panes.common import BAD, DIM, WARN, plural, styled
 from tui.panes.reasons import parse_reasons
+
+#: The kernels' mark: set apart from the findings (B, R, E) and from the guards' dim G.
+KERNEL = "bold cyan"
+#: The cursor line's number: reverse video, so it shows without colour.
+CURSOR = "reverse bold"
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,9 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
             reason = parsed[0].expression if parsed else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
+        # K: a line whose ops a profiled kernel holds; before G, whose line it often shares.
+        for line, kernels in sorted(compiled.kernels_by_line(report).items()):
+            marks.setdefault(line, []).append(Mark("K", KERNEL, compiled.line_kernel_label(kernels, line)))
         # G: a line that made guards; the guards ride on the row below, as breaks do.
         guard_lines: dict[int, list[tuple[int, str]]] = {}
         for entry in report.explanation.guards[:1]:
@@ -102,11 +113,15 @@ def render_source(
     stale: bool = False,
     theme: str = "ansi_dark",
     until: int | None = None,
+    cursor: int | None = None,
+    ask: str = "",
 ) -> RenderableType:
-    """The snippet with gutter marks from `report` (breaks, recompiles) and `error`.
+    """The snippet with gutter marks from `report` (breaks, recompiles, kernels) and `error`.
 
     `until` stops before that line, laid out as in the whole: its rendered height is the
-    scroll offset that brings the line into view.
+    scroll offset that brings the line into view. `cursor` is the line cursor's line (None:
+    no cursor), with that line's kernels below it; `ask` is how to ask the runs for the
+    kernels profile, said there when the report has none ("" when they already ask).
     """
     marks = line_marks(report, error)
     lines = Syntax(source, "python", theme=theme).highlight(source).split("\n", allow_blank=True)
@@ -121,9 +136,13 @@ def render_source(
             break
         here = marks.get(number, [])
         letter = Text("".join(m.letter for m in here)[:1], style=here[0].style if here else "")
-        grid.add_row(str(number), letter, line)
+        grid.add_row(Text(str(number), style=CURSOR if number == cursor else ""), letter, line)
         for mark in here:
-            grid.add_row("", "", Text(f"└─ {mark.label}", style=mark.style))
+            if not (number == cursor and mark.letter == "K"):  # the cursor's rows say it in full
+                grid.add_row("", "", Text(f"└─ {mark.label}", style=mark.style))
+        if number == cursor:
+            for row in _cursor_rows(report, number, line.plain, ask):
+                grid.add_row("", "", row)
     parts: list[RenderableType] = []
     if _refused(report, error) is not None:
         parts.append(Text(refusal_words(report, width=90), style=BAD))
@@ -135,6 +154,14 @@ def render_source(
         parts.append(_legend(report))
     parts.append(grid)
     return Group(*parts)
+
+
+def _cursor_rows(report: Report | None, number: int, text: str, ask: str) -> list[Text]:
+    """The cursor line's kernels, as rows under the line: `▶` before the first."""
+    if report is None:
+        return [Text(f"▶ line {number}: no result yet", style=DIM)]
+    lines = compiled.line_kernel_lines(report, number, text, ask=ask)
+    return [styled(line, indent="▶ " if i == 0 else "  ") for i, line in enumerate(lines)]
 
 
 def _legend(report: Report) -> Text:

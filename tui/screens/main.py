@@ -20,11 +20,11 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from playground.engine.report import Report
-from tui import panes
+from tui import line_cursor, panes
 from tui.compare import BeforeAfter, changes_text, render_since
 from tui.deck import PaneDeck, TabBar
 from tui.findings import refused_break
-from tui.keys import PANES, SHORT_TITLES
+from tui.keys import PANES, SHORT_TITLES, shown_key
 from tui.panes.common import DIM, WARN
 from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
@@ -65,11 +65,16 @@ class MainScreen(Screen[None]):
     graph: reactive[int] = reactive(0, init=False)
     """Which captured graph (0-based) the Graphs pane shows; [ and ] step it."""
 
+    line_cursor: reactive[int | None] = reactive(None, init=False)
+    """The Source pane's line cursor, 1-based (None: hidden); l shows it, the arrows move it."""
+
     def __init__(self) -> None:
         super().__init__()
         #: Source panes still to scroll to their anchor line once they have a size (per
         #: screen: a class-level dict would be shared by every MainScreen).
         self._pending_scroll: dict[str, int] = {}
+        #: Where the line cursor was when last hidden: l brings it back there.
+        self._cursor_home: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Bar(id="title")
@@ -153,15 +158,96 @@ class MainScreen(Screen[None]):
                 scroll = lambda top, side=side: side.scroll_to(y=top, animate=False, immediate=True)  # noqa: E731
             if width <= 0 or height <= 0:
                 continue
-            prefix = panes.render_source(
-                view.source, view.report, view.error, stale=view.stale and view.report is not None, until=anchor
-            )
-            console = self.app.console
-            rows = len(console.render_lines(prefix, console.options.update_width(width), pad=False))
+            rows = self._source_rows(view, anchor, width)
             # Already in view from the top: leave it; else a third of the way down, so the
             # lines leading to it stay in view.
             scroll(0 if rows + 2 < height else rows - height // 3)
             del self._pending_scroll[pane_id]
+
+    def _source_args(self, view: View) -> tuple[bool, int | None, str]:
+        """What the Source pane is drawn with besides the snippet, the report and the error:
+        STALE or not, the line cursor, and how to get the kernels, said at the cursor (nothing
+        when the runs already ask)."""
+        ask = "" if view.kernels else f"press {shown_key('kernels')}"
+        return view.stale and view.report is not None, self.line_cursor, ask
+
+    def _render_source(self, view: View, until: int | None = None) -> RenderableType:
+        stale, cursor, ask = self._source_args(view)
+        return panes.render_source(
+            view.source, view.report, view.error, stale=stale, until=until, cursor=cursor, ask=ask
+        )
+
+    def _source_rows(self, view: View, until: int, width: int) -> int:
+        """The rows the Source pane takes at `width` above line `until`: its scroll offset."""
+        console = self.app.console
+        return len(
+            console.render_lines(self._render_source(view, until), console.options.update_width(width), pad=False)
+        )
+
+    # --- the line cursor ----------------------------------------------------------------------
+
+    @property
+    def line_cursor_focused(self) -> bool:
+        """The cursor is shown and its Source pane has the focus: the arrows move it. (On a
+        wide screen Source is always in view; with another pane focused they scroll that.)"""
+        if self.line_cursor is None:
+            return False
+        if self.is_wide:
+            return self.focused is self.query_one("#side-source", PaneView)
+        return self.deck.current == "source"
+
+    def toggle_line_cursor(self) -> None:
+        """Show the line cursor (where it was last, else on the first kernel's line), or hide it."""
+        if self.line_cursor is not None:
+            self._cursor_home, self.line_cursor = self.line_cursor, None
+            return
+        view = self.view
+        home = self._cursor_home or line_cursor.start(view.report, view.error)
+        self.line_cursor = line_cursor.moved(home, 0, view.source)
+
+    def move_line_cursor(self, step: int) -> None:
+        if self.line_cursor is not None:
+            self.line_cursor = line_cursor.moved(self.line_cursor, step, self.view.source)
+
+    _cursor_drawing = False
+
+    def watch_line_cursor(self) -> None:
+        # Drawn once the keys already queued are handled: a held arrow moves the cursor many
+        # lines for one drawing of the pane, which costs tens of ms (the whole snippet again).
+        if self._ready and not self._cursor_drawing:
+            self._cursor_drawing = True
+            self.app.call_after_refresh(self._draw_cursor)
+
+    def _draw_cursor(self) -> None:
+        self._cursor_drawing = False
+        self._show_source(self.view)
+        if self.line_cursor is not None:
+            self.call_after_refresh(self._cursor_into_view)
+
+    def _cursor_into_view(self) -> None:
+        """Scroll the Source pane as little as brings the cursor's line and its rows into view
+        (its line first, when they are taller than the pane)."""
+        line = self.line_cursor
+        if line is None:
+            return
+        if self.is_wide:
+            side = self.query_one("#side-source", PaneView)
+            strips, height, top_now = side.rendered(), side.scrollable_content_region.height, side.scroll_y
+            scroll = lambda top: side.scroll_to(y=top, animate=False, immediate=True)  # noqa: E731
+        else:
+            deck = self.deck
+            if deck.current != "source":
+                return
+            strips, height, top_now = deck.rendered("source"), deck.scrollable_content_region.height, deck.scroll_y
+            scroll = lambda top: deck.scroll_pane_to("source", top)  # noqa: E731
+        block = line_cursor.rows(strips, line)
+        if block is None or height <= 0:
+            return
+        top, bottom = block
+        if top < top_now:
+            scroll(top)
+        elif bottom > top_now + height:
+            scroll(top if bottom - top > height else bottom - height)
 
     async def on_tab_bar_chosen(self, event: TabBar.Chosen) -> None:
         # What the pane's key does (the Code tab also asks the worker for Dynamo's code).
@@ -209,6 +295,12 @@ class MainScreen(Screen[None]):
         if self._ready:
             self._show_graphs(self.view)
 
+    def _show_source(self, view: View) -> None:
+        key = ("source", view.source, view.report, view.attempt, *self._source_args(view))
+        source = _Once(lambda: self._render_source(view))
+        self.query_one("#side-source", PaneView).show_for(key, source)
+        self.deck.show_for("source", key, source)
+
     def _show_graphs(self, view: View) -> None:
         self.graph = clamp_graph(view.report, self.graph)
         selected = self.graph
@@ -222,7 +314,7 @@ class MainScreen(Screen[None]):
         with self.app.batch_update():
             self.query_one("#title", Bar).update(title_text(view))
             used = view.report.settings if view.report and not view.stale else None
-            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used))
+            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used, kernels=view.kernels))
             summary = self.query_one("#summary", Bar)
             summary.update(summary_text(view))
             summary.set_class(view.run.kind == "error", "-error")
@@ -233,11 +325,7 @@ class MainScreen(Screen[None]):
                 changes.update(changes_text(view.since))
             # Each pane is rebuilt only when what it is built from changed (`PaneView.show_for`):
             # progress updates during a compile republish the view many times a second.
-            stale_source = view.stale and view.report is not None
-            source_key = ("source", view.source, view.report, view.attempt, stale_source)
-            source = _Once(lambda: panes.render_source(view.source, view.report, view.error, stale=stale_source))
-            self.query_one("#side-source", PaneView).show_for(source_key, source)
-            self.deck.show_for("source", source_key, source)
+            self._show_source(view)
             self._follow_marks(view)
             for pane, render in _ANALYSIS.items():
                 since = view.since if pane == "breaks" and not view.stale else None
