@@ -81,6 +81,7 @@ FAST_MODULES = frozenset(
         "test_equivalence_props",
         "test_explain_unit",
         "test_dynamo_code_views",
+        "test_tui_line_kernels",
         "test_wording_compiled",
         "test_explain_guards",
         "test_settings_parse",
