@@ -304,13 +304,46 @@ def trace_filenames() -> dict[int, str]:
 
 def target_code(target: Any) -> Any:
     """The code object whose cache entries serve calls of `target`: a module's forward (what
-    torch.compile(module) compiles), a function's own code, or a callable object's __call__."""
+    torch.compile(module) compiles), a function's own code, or a callable object's __call__. A
+    module whose forward is torch's own (nn.Sequential, nn.Linear) is compiled through the frame
+    torch wraps around it (inline_wrapped): that frame's code."""
     if isinstance(target, torch.nn.Module):
+        if inline_wrapped(target):
+            return _inline_wrapper_code()
         return getattr(type(target).forward, "__code__", None)
     code = getattr(target, "__code__", None)
     if code is None:
         code = getattr(type(target).__call__, "__code__", None)  # a callable object: its class's __call__
     return code
+
+
+def inline_wrapped(module: Any) -> bool:
+    """Whether torch.compile(module) compiles the frame of `external_utils.wrap_inline`'s `inner`
+    around the module instead of its forward: a forward in torch's own files, which Dynamo
+    skips as a frame of its own (OptimizedModule._initialize, the same test on 2.13 and 2.14)."""
+    import types
+
+    try:
+        from torch._dynamo import config, trace_rules
+
+        if getattr(config, "wrap_top_frame", False):
+            return True
+        forward = module.forward
+        return isinstance(forward, types.MethodType) and bool(trace_rules.check(forward))
+    except Exception:  # noqa: BLE001 - a rule that moved: the forward, as before
+        return False
+
+
+@cache
+def _inline_wrapper_code() -> Any:
+    """The code of wrap_inline's `inner` (one code object shared by every wrapped callable; its
+    frame sees `args`, `kwargs` and the wrapped `fn` as a free variable)."""
+    try:
+        from torch._dynamo import external_utils
+
+        return external_utils.wrap_inline(lambda: None).__code__
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def frame_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -324,6 +357,15 @@ def frame_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
         return dict(inspect.signature(target).bind(*args).arguments)
     except (TypeError, ValueError):
         return None
+
+
+def guard_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+    """What the guards of target_code(target)'s entries read for a call with `args`: the frame's
+    locals, or for a module compiled through wrap_inline's frame, `args`, `kwargs` and the module
+    as `fn` (measured on 2.13 and 2.14: its guards say L['args'][0], L['fn']._modules['0'])."""
+    if isinstance(target, torch.nn.Module) and inline_wrapped(target):
+        return {"args": tuple(args), "kwargs": {}, "fn": target}
+    return frame_locals(target, args)
 
 
 def cache_entries(code: Any) -> list[Any]:
@@ -564,15 +606,19 @@ def graph_break_hint_categories() -> dict[str, frozenset[str]]:
 
 def guard_count(entry: Any) -> int | None:
     """The leaf guards of a cache entry's guard-manager tree (RootGuardManager and its child
-    managers, plus the root's epilogue lambda guards; 2.13 and 2.14): what one full check
-    evaluates. torch's compilation_metrics "guard_count" counts the Python-side guards before
-    they become leaves, a smaller number. None when the tree cannot be read."""
+    managers, a dict's key and value managers among them (`._modules['0']` of a Sequential),
+    plus the root's epilogue lambda guards; 2.13 and 2.14): what one full check evaluates.
+    torch's compilation_metrics "guard_count" counts the Python-side guards before they become
+    leaves, a smaller number. None when the tree cannot be read."""
 
     def leaves(manager: Any, depth: int = 0) -> int:
         if depth > 10_000:
             return 0
-        own = len(manager.get_leaf_guards())
-        return own + sum(leaves(child, depth + 1) for child in manager.get_child_managers())
+        children = list(manager.get_child_managers())
+        pairs = getattr(manager, "get_key_value_managers", None)  # a DictGuardManager's entries
+        if pairs is not None:
+            children += [m for pair in pairs().values() for m in pair if m is not None]
+        return len(manager.get_leaf_guards()) + sum(leaves(child, depth + 1) for child in children)
 
     try:
         root = entry.guard_manager.root
@@ -586,6 +632,42 @@ def guard_check(entry: Any) -> Callable[[dict[str, Any]], bool]:
     """The entry's guard evaluation as a callable on the frame's locals: what a call runs before
     it may use the entry (without the C++ frame-evaluation around it)."""
     return entry.guard_manager.check
+
+
+# --- the guard what-if (issue 21) --------------------------------------------------------------
+
+#: The guard filters torch.compiler ships (the same six on 2.13 and 2.14), each a
+#: `guard_filter_fn` for torch.compile(options=...): `fn(entries) -> [keep?]`.
+GUARD_FILTERS = (
+    "skip_guard_on_inbuilt_nn_modules_unsafe",
+    "skip_guard_on_all_nn_modules_unsafe",
+    "skip_guard_on_globals_unsafe",
+    "keep_portable_guards_unsafe",
+    "keep_tensor_guards_unsafe",
+    "skip_all_guards_unsafe",
+)
+
+
+def guard_filter(name: str) -> Callable[[list[Any]], list[bool]] | None:
+    """torch.compiler's filter of that name, None where this torch has none."""
+    fn = getattr(torch.compiler, name, None)
+    return fn if callable(fn) else None
+
+
+def filter_entry_fields(entry: Any) -> tuple[str, str, bool]:
+    """A GuardFilterEntry (torch._dynamo.types, 2.13 and 2.14) as (source name, guard type,
+    global?): `self.gain_0`, `fn._modules['0']`, `G['torch']`; "" for torch's global state."""
+    return (
+        str(getattr(entry, "name", "") or ""),
+        str(getattr(entry, "guard_type", "") or ""),
+        bool(getattr(entry, "is_global", False)),
+    )
+
+
+def skip_guard_eval(stance: str) -> Any:
+    """torch.compiler.set_stance(stance, skip_guard_eval_unsafe=True) as a context manager: only
+    the guards that tell the cache entries apart are checked (with one entry, none)."""
+    return torch.compiler.set_stance(stance, skip_guard_eval_unsafe=True)
 
 
 # --- the kernels profile (issue 21) -------------------------------------------------------------

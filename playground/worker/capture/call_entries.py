@@ -83,7 +83,7 @@ def _resolve(calls: list[CallNote], target: Any, args: tuple[Any, ...], trace: T
     ids = compat.cache_entry_ids(code)
     front = ids[0] if ids else None
     call.compiled = compiled
-    accepts = None if front is None else compat.entry_accepts(code, front, compat.frame_locals(target, args))
+    accepts = None if front is None else compat.entry_accepts(code, front, compat.guard_locals(target, args))
     if front is not None and front in compiled:
         call.entry, call.status = front, "compiled"
     elif accepts:

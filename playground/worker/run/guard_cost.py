@@ -14,7 +14,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from playground.engine.report import EntryGuardCount, GuardCost, Timings
@@ -35,10 +35,42 @@ def guard_cost(done: CallsDone, target: Any, timings: Timings | None) -> GuardCo
         return None
     counts = tuple(EntryGuardCount(str(e.compile_id), compat.guard_count(e)) for e in entries)
     record = done.records[-1]
-    f_locals = compat.frame_locals(target, clone_args(record.snapshot))
+    f_locals = compat.guard_locals(target, clone_args(record.snapshot))
     base = GuardCost(timed_call=record.index, entries=counts)
     if f_locals is None:
         return replace(base, note="the call's arguments do not bind to the target's signature")
+    checked = check_sequence(entries, f_locals)
+    known = [c.guards for c in counts[: checked.tried]]
+    compiled_us = timings.compiled_ms * 1e3 if timings is not None and timings.compiled_ms else None
+    check_us = checked.seconds * 1e6
+    return GuardCost(
+        timed_call=record.index,
+        entries=counts,
+        entry=counts[checked.passed].compile_id if checked.passed is not None else None,
+        entries_tried=checked.tried,
+        guards_evaluated=sum(known) if all(k is not None for k in known) else None,  # type: ignore[misc]
+        check_us=round(check_us, 3),
+        compiled_us=round(compiled_us, 3) if compiled_us is not None else None,
+        share=round(check_us / compiled_us, 4) if compiled_us else None,
+        note=""
+        if checked.passed is not None
+        else "no entry passes these arguments: the call recompiles or runs eagerly",
+    )
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The checks a call makes: `tried` entries in torch's order, the one that `passed` (its
+    index; None: none did), and the `seconds` that sequence of checks takes per call (median)."""
+
+    tried: int
+    passed: int | None
+    seconds: float
+
+
+def check_sequence(entries: list[Any], f_locals: dict[str, Any]) -> Checked:
+    """Time what a call with these frame locals checks: each entry's guards, most recent first,
+    until one passes."""
     checks = [compat.guard_check(e) for e in entries]
     tried = 0
     passed: int | None = None
@@ -48,21 +80,7 @@ def guard_cost(done: CallsDone, target: Any, timings: Timings | None) -> GuardCo
             passed = i
             break
     sequence = checks[:tried]
-    check_s = _median_per_call(lambda: _run(sequence, f_locals))
-    known = [c.guards for c in counts[:tried]]
-    compiled_us = timings.compiled_ms * 1e3 if timings is not None and timings.compiled_ms else None
-    check_us = check_s * 1e6
-    return GuardCost(
-        timed_call=record.index,
-        entries=counts,
-        entry=counts[passed].compile_id if passed is not None else None,
-        entries_tried=tried,
-        guards_evaluated=sum(known) if all(k is not None for k in known) else None,  # type: ignore[misc]
-        check_us=round(check_us, 3),
-        compiled_us=round(compiled_us, 3) if compiled_us is not None else None,
-        share=round(check_us / compiled_us, 4) if compiled_us else None,
-        note="" if passed is not None else "no entry passes these arguments: the call recompiles or runs eagerly",
-    )
+    return Checked(tried, passed, median_per_call(lambda: _run(sequence, f_locals)))
 
 
 def _passes(check: Callable[[dict[str, Any]], bool], f_locals: dict[str, Any]) -> bool:
@@ -78,7 +96,7 @@ def _run(sequence: list[Callable[[dict[str, Any]], bool]], f_locals: dict[str, A
             return
 
 
-def _median_per_call(fn: Callable[[], None]) -> float:
+def median_per_call(fn: Callable[[], None]) -> float:
     """Seconds per call of `fn`: the median over BLOCKS blocks of about BLOCK_S each."""
     fn()
     t0 = time.perf_counter()
