@@ -112,6 +112,7 @@ async def _check_one(
                 trace=bool(args.trace),
                 last=last,
                 kernels=args.kernels,
+                guard_what_if=args.guard_what_if,
                 dynamo_code=args.code,
                 prepared=prepared,
             )

@@ -174,6 +174,12 @@ def add_view_flags(p: argparse.ArgumentParser) -> None:
         help="profile Inductor's kernels after the timing (compiles with kernel profiling and provenance)",
     )
     v.add_argument(
+        "--guard-what-if",
+        action="store_true",
+        help="after the timing, recompile under torch's guard filter and try skip_guard_eval_unsafe: "
+        "what each would save the timed call, and the risk (unsafe switches, measured, never applied to the run)",
+    )
+    v.add_argument(
         "--code",
         action="store_true",
         help="the code Dynamo wrote, decompiled by depyf in a second run of the snippet (the app's Code pane)",

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
-from playground.engine.wording import breaks, compiled, explained, phases, timings
+from playground.engine.wording import breaks, compiled, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line
@@ -23,6 +23,7 @@ def render(report: Report) -> str:
         _call_and_shape_lines,
         _equivalence_lines,
         _timing_lines,
+        _guard_what_if_lines,
         _compiled_code_lines,
         _dynamo_code_lines,
         _note_and_output_lines,
@@ -116,6 +117,11 @@ def _timing_lines(report: Report) -> list[str]:
     lines += _indented(timings.timing_notes(report, t))
     lines.append(f"  {timings.timed_words(report, t)}")
     return lines
+
+
+def _guard_what_if_lines(report: Report) -> list[str]:
+    """What torch's unsafe guard switches would save the timed call (`--guard-what-if`)."""
+    return _indented(guard_what_if.what_if_lines(report), indent="")
 
 
 def _compiled_code_lines(report: Report) -> list[str]:

@@ -102,6 +102,7 @@ class _Watch:
                 timing=args.timing,
                 min_run_time=args.min_run_time,
                 kernels=args.kernels,
+                guard_what_if=args.guard_what_if,
                 dynamo_code=args.code,
                 prepared=prepared,
             )

@@ -73,6 +73,9 @@ class _Options:
     #: Inductor's kernels profiled after the timing (compiled with kernel profiling and
     #: provenance, which change Inductor's output code and its FX-graph cache key).
     kernels: bool = False
+    #: What a guard filter or skip_guard_eval_unsafe would save the timed call, measured after
+    #: the timing (a recompile of the target under the filter).
+    guard_what_if: bool = False
 
 
 class WorkerClient:
@@ -158,6 +161,7 @@ class WorkerClient:
         dynamo_code: bool = False,
         last: bool = False,
         kernels: bool = False,
+        guard_what_if: bool = False,
         prepared: PreparedRun | None = None,
     ) -> RunResult:
         """Run the snippet at `path` once; always returns a result (errors are data in
@@ -166,7 +170,7 @@ class WorkerClient:
         again, nor its SETTINGS parsed."""
         emit = on_event or (lambda event: None)
         timeout = _valid_timeout(timeout_s) if timeout_s is not None else self.timeout_s
-        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last, kernels)
+        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last, kernels, guard_what_if)
         self._submitted += 1
         number = self._submitted
         async with self._run_lock:
@@ -324,4 +328,5 @@ def _request(run_id: int, source: SnippetSource, settings: Settings, options: _O
         "dynamo_code": options.dynamo_code,  # depyf, in a second child after the run: only when asked
         "last": options.last,
         "kernels": options.kernels,
+        "guard_what_if": options.guard_what_if,
     }

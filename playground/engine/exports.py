@@ -20,7 +20,7 @@ from typing import Any
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.wording import breaks, compiled, explained, phases, timings
+from playground.engine.wording import breaks, compiled, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import CODE, Line, plural
@@ -187,7 +187,8 @@ def markdown_report(r: Report) -> str:
     out = _head_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
-    out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _compiled_markdown(r)
+    out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _guard_what_if_markdown(r)
+    out += _compiled_markdown(r)
     out += _dynamo_code_markdown(r)
     out.append("")
     return "\n".join(out)
@@ -223,6 +224,12 @@ def _breaks_markdown(r: Report) -> list[str]:
         )
     distinct = breaks.distinct_lines(r)
     return out + _markdown_lines(distinct, paragraphs=True)
+
+
+def _guard_what_if_markdown(r: Report) -> list[str]:
+    """What torch's unsafe guard switches would save the timed call, when the run asked."""
+    lines = guard_what_if.what_if_lines(r)
+    return ["", f"### {guard_what_if.TITLE.capitalize()}", *_markdown_lines(lines, paragraphs=True)] if lines else []
 
 
 def _compiled_markdown(r: Report) -> list[str]:

@@ -30,3 +30,14 @@ def test_the_timing_pane_shows_the_guard_cost_the_anatomy_and_the_kernels_below_
 def test_without_timings_the_anatomy_still_shows():
     text = plain(render_timings(replace(REPORT, timings=None, kernels_profile=None, guard_cost=None)))
     assert "timings:" in text and "graph 1 [0/0]: 10 FX nodes" in text
+
+
+def test_the_timing_pane_shows_the_guard_what_if_below_the_timings_and_without_them():
+    from tests.engine.test_wording_guard_what_if import MODULE
+
+    text = " ".join(plain(render_timings(replace(REPORT, guard_what_if=MODULE))).split())  # lines wrap at 100
+    assert text.index("speedup") < text.index("guard what-if: torch's unsafe guard switches on call 2")
+    assert text.index("guard what-if") < text.index("what each compile made")
+    assert "dropped 34 of 70 (torch's own nn modules' guards)" in text
+    alone = " ".join(plain(render_timings(replace(REPORT, timings=None, guard_what_if=MODULE))).split())
+    assert "timings: not measured" in alone and "no recompile: one cache entry, so no guard is checked" in alone

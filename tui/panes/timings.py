@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from playground.engine.report import Report
-from playground.engine.wording import compiled, phases, timings
+from playground.engine.wording import compiled, guard_what_if, phases, timings
 from tui.panes.common import DIM, HEADING, absent, number, styled, styled_lines
 
 
@@ -47,9 +47,10 @@ def render_timings(report: Report) -> RenderableType:
 
 
 def _compiled_code(report: Report) -> list[RenderableType]:
-    """What each compile made, and where the timed call's time went kernel by kernel (when
-    profiled), below the timings: the figures a reader checks first stay on top."""
-    lines = compiled.anatomy_lines(report) + compiled.kernel_lines(report)
+    """The guard what-if (when asked for), what each compile made, and where the timed call's
+    time went kernel by kernel (when profiled), below the timings: the figures a reader checks
+    first stay on top."""
+    lines = guard_what_if.what_if_lines(report) + compiled.anatomy_lines(report) + compiled.kernel_lines(report)
     return [Text(""), *styled_lines(lines)] if lines else []
 
 

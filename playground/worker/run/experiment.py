@@ -21,13 +21,13 @@ from typing import Any
 
 import torch
 
-from playground.engine.report import Equivalence, GuardCost, KernelsProfile, Report, RunError, Timings
+from playground.engine.report import Equivalence, GuardCost, GuardWhatIf, KernelsProfile, Report, RunError, Timings
 from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.process import memory
-from playground.worker.run import equivalence, guard_cost, kernels_profile, loading, switches, timing
+from playground.worker.run import equivalence, guard_cost, guard_what_if, kernels_profile, loading, switches, timing
 from playground.worker.run.calls import run_calls
 from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, unexpected
@@ -71,6 +71,9 @@ def run_experiment(
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
     capture = capturer.begin(request.path, keep_trace_lines=request.trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
+    if request.timeout_s:
+        # What starts after this would be cut by the template's kill, the whole report with it.
+        phases.deadline = started + request.timeout_s - max(1.0, 0.1 * request.timeout_s)
     references = References(ctx)
     scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     error: RunError | None = None
@@ -208,6 +211,9 @@ class Phases:
         self.timings: Timings | None = None
         self.guard_cost: GuardCost | None = None
         self.kernels: KernelsProfile | None = None
+        self.guard_what_if: GuardWhatIf | None = None
+        #: perf_counter time past which no optional pass starts (None: no timeout).
+        self.deadline: float | None = None
         #: Set once the calls' diagnostics are final (before the timing loop).
         self.frozen = False
 
@@ -287,6 +293,19 @@ class Phases:
             self.kernels = KernelsProfile(
                 note=f"not profiled: only Inductor writes kernels (backend {ctx.settings.backend})"
             )
+        if ctx.request.guard_what_if:
+            # Last: it resets Dynamo and recompiles the target, so nothing after it could read
+            # the run's own cache entries.
+            self.capturer.pause()  # its compile and calls are not the run's diagnostics
+            self.guard_what_if = guard_what_if.what_if(
+                ctx,
+                done,
+                loaded.target,
+                done.tracker,
+                calls_s=(self.phase_s or {}).get("calls", 0.0),
+                deadline=self.deadline,
+                on_output=self.on_timing_start,
+            )
 
     def _blamed(self, failure_: RunFailure, references: References) -> RunFailure:
         """A compiled call that raised is torch.compile's finding, unless eager raised on that
@@ -316,4 +335,5 @@ class Phases:
             timings=self.timings,
             guard_cost=self.guard_cost,
             kernels_profile=self.kernels,
+            guard_what_if=self.guard_what_if,
         )

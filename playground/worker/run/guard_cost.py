@@ -61,11 +61,13 @@ def guard_cost(done: CallsDone, target: Any, timings: Timings | None) -> GuardCo
 @dataclass(frozen=True)
 class Checked:
     """The checks a call makes: `tried` entries in torch's order, the one that `passed` (its
-    index; None: none did), and the `seconds` that sequence of checks takes per call (median)."""
+    index; None: none did), and the `seconds` that sequence of checks takes per call (median;
+    `spread` the blocks' interquartile range)."""
 
     tried: int
     passed: int | None
     seconds: float
+    spread: float = 0.0
 
 
 def check_sequence(entries: list[Any], f_locals: dict[str, Any]) -> Checked:
@@ -80,7 +82,7 @@ def check_sequence(entries: list[Any], f_locals: dict[str, Any]) -> Checked:
             passed = i
             break
     sequence = checks[:tried]
-    return Checked(tried, passed, median_per_call(lambda: _run(sequence, f_locals)))
+    return Checked(tried, passed, *per_call(lambda: _run(sequence, f_locals)))
 
 
 def _passes(check: Callable[[dict[str, Any]], bool], f_locals: dict[str, Any]) -> bool:
@@ -96,8 +98,9 @@ def _run(sequence: list[Callable[[dict[str, Any]], bool]], f_locals: dict[str, A
             return
 
 
-def median_per_call(fn: Callable[[], None]) -> float:
-    """Seconds per call of `fn`: the median over BLOCKS blocks of about BLOCK_S each."""
+def per_call(fn: Callable[[], None]) -> tuple[float, float]:
+    """Seconds per call of `fn`: the median over BLOCKS blocks of about BLOCK_S each, and the
+    blocks' interquartile range."""
     fn()
     t0 = time.perf_counter()
     fn()
@@ -115,4 +118,5 @@ def median_per_call(fn: Callable[[], None]) -> float:
     finally:
         if enabled:
             gc.enable()
-    return statistics.median(per_call)
+    quartiles = statistics.quantiles(per_call, n=4)
+    return statistics.median(per_call), quartiles[2] - quartiles[0]

@@ -54,6 +54,9 @@ class WorkerRequest:
     dynamo_code: bool = False
     #: Profile Inductor's kernels after the timing (kernels_profile.py).
     kernels: bool = False
+    #: Measure what a guard filter or skip_guard_eval_unsafe would save, after the timing
+    #: (guard_what_if.py): a recompile of the target under the filter.
+    guard_what_if: bool = False
     #: The key the client signs this run's messages with; the channel keeps it, and the request
     #: the run sees never holds it (the snippet can read its process's memory).
     key: str | None = field(default=None, repr=False)
@@ -89,6 +92,7 @@ class WorkerRequest:
             last=bool(message.get("last")),
             dynamo_code=bool(message.get("dynamo_code")),
             kernels=bool(message.get("kernels")),
+            guard_what_if=bool(message.get("guard_what_if")),
             key=key if isinstance(key, str) else None,
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),
