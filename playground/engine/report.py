@@ -828,16 +828,15 @@ class GuardWhatIf(Wire):
     recorded arguments, forward only): of the `filter_guards` guards handed to it, `dropped`, the
     sources they read named as the snippet does (`dropped_sources`, the first few). Before is
     the run's own cache entries, after the recompile's: `entries_*` in the target's frame,
-    `guards_*` the leaf guards of the entry that serves the timed call, `check_us_*` the
-    timed call's guard checks (guard_cost's way; `check_noise_us` the larger interquartile
-    range of the two), `lookup_us_*` the profiler's "TorchDynamo Cache
-    Lookup", `call_us_*` the compiled call, medians per call (`call_noise_us`: the larger
-    interquartile range of the two); `outputs_agree` whether the timed call's outputs under the
-    filter equal those without it, exactly (`output_max_abs` the largest difference). `stance_*`:
-    the run's own entries under set_stance(skip_guard_eval_unsafe=True), no recompile (with one
-    entry no guard is checked); `stance_probe_stale`: on this torch, a function compiled for
-    flag=True and called with flag=False under that stance returned flag=True's result;
-    `stance_error`: what torch raised when the timed call ran under the stance.
+    `guards_*` the leaf guards of the entry that serves the timed call, `check_us_*` the timed
+    call's guard checks (guard_cost's way), `lookup_us_*` the profiler's "TorchDynamo Cache
+    Lookup", `call_us_*` the compiled call: medians per call, each `*_noise_us` the larger
+    interquartile range of its two. `outputs_agree`: whether the timed call's outputs under the
+    filter equal those without it, exactly (`output_max_abs` the largest difference).
+    `stance_*`: the run's own entries under set_stance(skip_guard_eval_unsafe=True), no
+    recompile (with one entry no guard is checked); `stance_probe_stale`: on this torch, a
+    function compiled for flag=True and called with flag=False under that stance returned
+    flag=True's result; `stance_error`: what torch raised when the timed call ran under it.
     `preview`: what each filter torch ships would drop of the same guards. `note`: why a part
     was not measured."""
 
@@ -856,6 +855,7 @@ class GuardWhatIf(Wire):
     check_noise_us: float | None = None
     lookup_us_before: float | None = None
     lookup_us_after: float | None = None
+    lookup_noise_us: float | None = None
     call_us_before: float | None = None
     call_us_after: float | None = None
     call_noise_us: float | None = None

@@ -699,13 +699,6 @@ EVENT_CALL_GRAPH = "## Call CompiledFxGraph"
 def profiled(fn: Callable[[], None], calls: int, device: str, marker: str) -> list[Any]:
     """`fn` called `calls` times under torch's profiler, each call inside a record named
     `marker`; the profiler's events (FunctionEvent: name, time_range, cpu_parent)."""
-    return profiled_each([(marker, fn)], calls, device)
-
-
-def profiled_each(fns: list[tuple[str, Callable[[], None]]], calls: int, device: str) -> list[Any]:
-    """Each (marker, fn) called in turn, `calls` rounds, under one profiler: what one pass of
-    several sides measures, none of them earlier or later than another on a machine whose load
-    drifts. Each call sits inside a record named by its marker."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     activities = [ProfilerActivity.CPU]
@@ -713,9 +706,8 @@ def profiled_each(fns: list[tuple[str, Callable[[], None]]], calls: int, device:
         activities.append(ProfilerActivity.CUDA)
     with profile(activities=activities) as prof:
         for _ in range(calls):
-            for marker, fn in fns:
-                with record_function(marker):
-                    fn()
-                if device.startswith("cuda"):
-                    torch.cuda.synchronize()
+            with record_function(marker):
+                fn()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
     return list(prof.events())

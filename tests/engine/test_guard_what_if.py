@@ -59,6 +59,7 @@ def test_the_module_filter_drops_torchs_own_modules_guards_and_nothing_else_chan
     assert what.guards_before == asked.guard_cost.guards_evaluated
     assert what.guards_after is not None and what.guards_after < what.guards_before
     assert what.check_us_before and what.check_us_after and what.check_noise_us is not None
+    assert what.lookup_noise_us is not None and what.call_noise_us is not None
     assert what.call_us_before and what.call_us_after and what.lookup_us_before and what.lookup_us_after
     assert what.outputs_agree is True and what.output_max_abs == 0.0
     # one entry: under the stance no guard is checked, and the probe shows what that risks

@@ -86,9 +86,11 @@ def _filter_lines(what: GuardWhatIf) -> list[Line]:
         out.append(
             Line.of(f"timed call's entry {what.guards_before} -> {plural(what.guards_after, 'leaf guard')}", depth=2)
         )
-        check = _noisy("guard check", what.check_us_before, what.check_us_after, what.check_noise_us)
-        lookup = f"cache lookup {_change(what.lookup_us_before, what.lookup_us_after)} (profiler)"
-        out.append(Line.of(f"{check}; {lookup}", depth=2))
+        out.append(
+            Line.of(_noisy("guard check", what.check_us_before, what.check_us_after, what.check_noise_us), depth=2)
+        )
+        lookup = _noisy("cache lookup (profiler)", what.lookup_us_before, what.lookup_us_after, what.lookup_noise_us)
+        out.append(Line.of(lookup, depth=2))
         out.append(
             Line.of(
                 _noisy("compiled call", what.call_us_before, what.call_us_after, what.call_noise_us), tag=DIM, depth=2

@@ -48,7 +48,6 @@ from playground.worker.run.module_state import StateTracker
 MODULE_FILTER = "skip_guard_on_inbuilt_nn_modules_unsafe"
 FUNCTION_FILTER = "skip_guard_on_globals_unsafe"
 MARKER = "compile_playground.guard_what_if"
-STANCE_MARKER = "compile_playground.guard_what_if.stance"
 #: The compiled call is timed in BLOCKS blocks of about BLOCK_S each (one call at least).
 BLOCKS, BLOCK_S = 9, 0.01
 #: The profiled pass for the cache lookup aims at this long, within MIN_CALLS..MAX_CALLS calls.
@@ -154,28 +153,30 @@ class _Measure:
         def plain() -> None:
             done.compiled(*args)
 
-        def stance() -> None:
-            with compat.skip_guard_eval(settings.stance):
-                done.compiled(*args)
-
         budget.need(budget.timed(2) + budget.profiled(2), "timing the run's own entries")
         # The first profile in a process runs slower: a short pass first, whose figures are dropped.
         compat.profiled(plain, MIN_CALLS, settings.device, MARKER)
         try:
-            # The run's entries with and without the stance, in alternating blocks and calls:
-            # no side measured while the machine was busier than for the other.
+            # The run's entries with and without the stance, in alternating blocks (the stance
+            # set once a block): no side timed while the machine was busier than for the other.
             call_before, stance_call = _per_call(plain, plain, around_b=lambda: compat.skip_guard_eval(settings.stance))
             calls = _profiled_calls(call_before[0])
-            lookups = _lookups([(MARKER, plain), (STANCE_MARKER, stance)], calls, settings.device)
-            self.note(stance_call_us=_us(stance_call[0]), stance_lookup_us=lookups.get(STANCE_MARKER))
+            lookup_before = _lookup(plain, calls, settings.device)
+            # One pass each, the stance held through its pass: set and unset around every call,
+            # it made the plain calls between slower to look up (guard_cost.py, 2.13 and 2.14:
+            # by 1-20%, in each of six rounds).
+            with compat.skip_guard_eval(settings.stance):
+                self.note(
+                    stance_call_us=_us(stance_call[0]), stance_lookup_us=_lookup(plain, calls, settings.device)[0]
+                )
         except Exception as exc:  # noqa: BLE001 - torch refusing the call under the stance: a finding
             # Measured on 2.13 and 2.14: a function with a graph break raises "Recompilation
             # triggered with skip_guard_eval_unsafe stance" after warm-up.
             self.note(stance_error=f"{type(exc).__name__}: {first_line(str(exc))}")
             (call_before,) = _per_call(plain)
             calls = _profiled_calls(call_before[0])
-            lookups = _lookups([(MARKER, plain)], calls, settings.device)
-        self.note(call_us_before=_us(call_before[0]), lookup_us_before=lookups.get(MARKER))
+            lookup_before = _lookup(plain, calls, settings.device)
+        self.note(call_us_before=_us(call_before[0]), lookup_us_before=lookup_before[0])
         if len(compat.cache_entries(code)) != len(entries):
             raise _Stop("the what-if's own calls compiled again: no figure after this is the run's")
         self.note(stance_probe_stale=_stance_probe(settings))
@@ -215,10 +216,12 @@ class _Measure:
             compiled(*args)
 
         (call_after,) = _per_call(filtered)
+        lookup_after = _lookup(filtered, calls, settings.device)
         self.note(
             call_us_after=_us(call_after[0]),
             call_noise_us=_us(max(call_before[1], call_after[1])),
-            lookup_us_after=_lookups([(MARKER, filtered)], calls, settings.device).get(MARKER),
+            lookup_us_after=lookup_after[0],
+            lookup_noise_us=round(max(lookup_before[1], lookup_after[1]), 3),
         )
         return self.found
 
@@ -437,26 +440,25 @@ def _profiled_calls(call_s: float) -> int:
     return max(MIN_CALLS, min(MAX_CALLS, int(PASS_S / max(call_s, 1e-6))))
 
 
-def _lookups(fns: list[tuple[str, Callable[[], Any]]], calls: int, device: str) -> dict[str, float]:
-    """The profiler's "TorchDynamo Cache Lookup" per call of each side (median, by marker); 0
-    for a side none of whose calls had one (torch skips the event when no guard is left)."""
-    events = compat.profiled_each(fns, calls, device)
-    markers = {marker for marker, _ in fns}
+def _lookup(fn: Callable[[], Any], calls: int, device: str) -> tuple[float | None, float]:
+    """The profiler's "TorchDynamo Cache Lookup" per call of `fn` (median; 0 when no call had
+    one: torch skips the event when no guard is left to evaluate), and the calls'
+    interquartile range."""
+    events = compat.profiled(fn, calls, device, MARKER)
     per_call: dict[int, float] = {}
     for event in events:
         if event.name != compat.EVENT_LOOKUP:
             continue
         parent = event.cpu_parent
-        while parent is not None and parent.name not in markers:
+        while parent is not None and parent.name != MARKER:
             parent = parent.cpu_parent
         if parent is not None:
             per_call[id(parent)] = per_call.get(id(parent), 0.0) + event.time_range.elapsed_us()
-    out = {}
-    for marker in markers:
-        calls_of = [e for e in events if e.name == marker]
-        if calls_of:
-            out[marker] = round(statistics.median(per_call.get(id(e), 0.0) for e in calls_of), 3)
-    return out
+    times = [per_call.get(id(e), 0.0) for e in events if e.name == MARKER]
+    if not times:
+        return None, 0.0
+    quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+    return round(statistics.median(times), 3), quartiles[2] - quartiles[0]
 
 
 def _probe(x: torch.Tensor, flag: bool) -> torch.Tensor:
