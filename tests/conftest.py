@@ -82,6 +82,7 @@ FAST_MODULES = frozenset(
         "test_explain_unit",
         "test_dynamo_code_views",
         "test_tui_line_kernels",
+        "test_tui_guard_what_if",
         "test_wording_compiled",
         "test_wording_guard_what_if",
         "test_explain_guards",

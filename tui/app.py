@@ -71,6 +71,7 @@ class PlaygroundApp(RunPipeline):
         present: SessionWriter | None = None,
         kernels: bool = False,
         dynamo_code: bool = False,
+        guard_what_if: bool = False,
     ) -> None:
         super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
@@ -78,6 +79,7 @@ class PlaygroundApp(RunPipeline):
         # --kernels and --code: the runs ask from the first one, as after k or opening the Code pane.
         self.want_kernels = kernels
         self.want_dynamo_code = dynamo_code
+        self.want_guard_what_if = guard_what_if
 
     def on_mount(self) -> None:
         # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
@@ -217,6 +219,10 @@ class PlaygroundApp(RunPipeline):
     def action_toggle_kernels(self) -> None:
         self.want_kernels = not self.want_kernels
         self.request_run("kernels profile " + ("on" if self.want_kernels else "off"))
+
+    def action_toggle_guard_what_if(self) -> None:
+        self.want_guard_what_if = not self.want_guard_what_if
+        self.request_run("guard what-if " + ("on" if self.want_guard_what_if else "off"))
 
     def action_line_cursor(self) -> None:
         if self.main.line_cursor is None:

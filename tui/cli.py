@@ -40,6 +40,7 @@ def main(
     present: str | None = None,
     kernels: bool = False,
     dynamo_code: bool = False,
+    guard_what_if: bool = False,
 ) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
@@ -47,8 +48,8 @@ def main(
     (`playground.cli.flags.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     `present` is a session folder every complete run is published to, for followers.
-    `kernels` and `dynamo_code` (--kernels, --code) ask every run for the kernels profile and
-    Dynamo's code from the first one.
+    `kernels`, `dynamo_code` and `guard_what_if` (--kernels, --code, --guard-what-if) ask every
+    run for the kernels profile, Dynamo's code and the guard what-if from the first one.
     """
     from tui.engine import real_engine
 
@@ -81,6 +82,7 @@ def main(
         present=writer,
         kernels=kernels,
         dynamo_code=dynamo_code,
+        guard_what_if=guard_what_if,
     )
     try:
         app.run()

@@ -36,7 +36,13 @@ class EngineDriver:
         return dict(await self.engine.start() or {})
 
     async def run(
-        self, request: LiveRun, on_event: EventHandler, *, dynamo_code: bool, kernels: bool = False
+        self,
+        request: LiveRun,
+        on_event: EventHandler,
+        *,
+        dynamo_code: bool,
+        kernels: bool = False,
+        guard_what_if: bool = False,
     ) -> RunResult | None:
         """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
         # The snippet as read for this run travels with it: the engine reads nothing again.
@@ -47,6 +53,8 @@ class EngineDriver:
             options["dynamo_code"] = True
         if kernels:
             options["kernels"] = True
+        if guard_what_if:
+            options["guard_what_if"] = True
         task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

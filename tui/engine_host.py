@@ -35,6 +35,9 @@ class EngineHost(App[None]):
         #: Set by key k (or --kernels): every run profiles Inductor's kernels after its timing
         #: (a profiler pass and a compile with provenance, so runs do not unless asked).
         self.want_kernels = False
+        #: Set by key u (or --guard-what-if): every run measures, after everything else, what
+        #: torch's unsafe guard switches would save (a recompile under a filter, so not unless asked).
+        self.want_guard_what_if = False
 
     @property
     def engine(self) -> Engine:
@@ -75,7 +78,11 @@ class EngineHost(App[None]):
                     self.post_message(message)
 
             result = await self._engine_driver.run(
-                request, on_event, dynamo_code=self.want_dynamo_code, kernels=self.want_kernels
+                request,
+                on_event,
+                dynamo_code=self.want_dynamo_code,
+                kernels=self.want_kernels,
+                guard_what_if=self.want_guard_what_if,
             )
             if result is not None:
                 report = visible_report(result.report)

@@ -38,6 +38,7 @@ def make_app(
     present: SessionWriter | None = None,
     kernels: bool = False,
     dynamo_code: bool = False,
+    guard_what_if: bool = False,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -46,8 +47,8 @@ def make_app(
     `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
     `pinned` are the command line's setting flags, kept when another snippet is opened;
     `present` publishes every complete run to a workshop session that followers read;
-    `kernels` and `dynamo_code` make every run ask for the kernels profile and Dynamo's code
-    (keys k and 0 ask later).
+    `kernels`, `dynamo_code` and `guard_what_if` make every run ask for the kernels profile,
+    Dynamo's code and the guard what-if (keys k, 0 and u ask later).
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -61,4 +62,5 @@ def make_app(
         present=present,
         kernels=kernels,
         dynamo_code=dynamo_code,
+        guard_what_if=guard_what_if,
     )

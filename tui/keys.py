@@ -182,6 +182,16 @@ KEYS: tuple[Key, ...] = (
         "kernels",
     ),
     Key(
+        "u",
+        "toggle_guard_what_if",
+        "what-if",
+        "Guard what-if",
+        "measure in every run from now on what torch's unsafe guard switches would save the timed "
+        "call (a guard filter, recompiled; skip_guard_eval_unsafe), with the risk of each, shown in "
+        "Timing; never applied to the run itself; u again turns it off",
+        "guard-what-if",
+    ),
+    Key(
         "l",
         "line_cursor",
         "line",

@@ -109,6 +109,7 @@ class RunPipeline(EngineHost):
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,
             kernels=self.want_kernels,
+            guard_what_if=self.want_guard_what_if,
         )
 
     def show_run(self, state: RunState) -> None:

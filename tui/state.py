@@ -75,6 +75,8 @@ class View:
     """The newest complete run against the previous one with the same settings."""
     kernels: bool = False
     """The runs ask for the kernels profile (key k, or --kernels)."""
+    guard_what_if: bool = False
+    """The runs ask for the guard what-if (key u, or --guard-what-if)."""
 
     @property
     def error(self) -> RunError | None:

@@ -59,23 +59,33 @@ _FORMS = ((0, False), (1, False), (1, True), (2, True))
 
 
 def settings_text(
-    settings: Settings, used: Settings | None = None, width: int | None = None, *, kernels: bool = False
+    settings: Settings,
+    used: Settings | None = None,
+    width: int | None = None,
+    *,
+    kernels: bool = False,
+    what_if: bool = False,
 ) -> Text:
     """The toggles with their keys, so the screen teaches its own controls, then `k kernels on`
-    when the runs profile the kernels, then torch's own switches when set. Within `width`
+    when the runs profile the kernels and `u what-if on` when they measure the guard what-if,
+    then torch's own switches when set. Within `width`
     columns (None: no limit) the longest form that fits: shorter toggle names first, then switch
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
     so a cut is never silent."""
-    extra = bool(settings.switch_words() or settings.target or kernels) or (
+    extra = bool(settings.switch_words() or settings.target or kernels or what_if) or (
         used is not None and _differs(settings, used)
     )
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
-        text = _settings_form(settings, used, names=names, short_switches=short_switches, kernels=kernels)
+        text = _settings_form(
+            settings, used, names=names, short_switches=short_switches, kernels=kernels, what_if=what_if
+        )
         if width is None or text.cell_len <= width:
             return text
     if settings.switch_words():
-        text = _settings_form(settings, used, names=2, short_switches=True, counted=True, kernels=kernels)
+        text = _settings_form(
+            settings, used, names=2, short_switches=True, counted=True, kernels=kernels, what_if=what_if
+        )
     text.truncate(width, overflow="ellipsis")
     return text
 
@@ -88,6 +98,7 @@ def _settings_form(
     short_switches: bool,
     counted: bool = False,
     kernels: bool = False,
+    what_if: bool = False,
 ) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     values = (
@@ -104,13 +115,14 @@ def _settings_form(
         shown = levels[names]
         text.append(f" {shown} " if shown else " ")
         text.append(value, style="bold")
-    if kernels:
-        # Off by default and said only when on, as torch's switches are: the bar at 80 columns
-        # holds the five toggles and little more (k is in the help and the palette).
-        text.append(" ")
-        text.append("k", style="bold reverse")
-        text.append(" kernels " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
-        text.append("on", style="bold")
+    # Off by default and said only when on, as torch's switches are: the bar at 80 columns holds
+    # the five toggles and little more (k and u are in the help and the palette).
+    for asked, key, word in ((kernels, "k", "kernels"), (what_if, "u", "what-if")):
+        if asked:
+            text.append(" ")
+            text.append(key, style="bold reverse")
+            text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
+            text.append("on", style="bold")
     if settings.target is not None:
         # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
         text.append("  ")
@@ -147,13 +159,18 @@ class FittedSettings:
     """The settings bar as a renderable: `settings_text` at whatever width it is drawn in, so a
     resize picks the form that fits without the screen re-rendering it."""
 
-    def __init__(self, settings: Settings, used: Settings | None = None, *, kernels: bool = False) -> None:
+    def __init__(
+        self, settings: Settings, used: Settings | None = None, *, kernels: bool = False, what_if: bool = False
+    ) -> None:
         self.settings = settings
         self.used = used
         self.kernels = kernels
+        self.what_if = what_if
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield settings_text(self.settings, self.used, width=options.max_width, kernels=self.kernels)
+        yield settings_text(
+            self.settings, self.used, width=options.max_width, kernels=self.kernels, what_if=self.what_if
+        )
 
 
 def _differs(a: Settings, b: Settings) -> bool:

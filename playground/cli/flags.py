@@ -165,22 +165,21 @@ def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None
     )
 
 
-def add_view_flags(p: argparse.ArgumentParser, *, what_if: bool = False) -> None:
-    """What a run adds beyond the report, each at a cost: the app asks for the same by key.
-    `what_if`: the guard what-if too (check and watch; the app has no view of it yet)."""
+def add_view_flags(p: argparse.ArgumentParser) -> None:
+    """What a run adds beyond the report, each at a cost: the app asks for the same by key
+    (k, 0 and u), and check, watch and the app take the same flags."""
     v = p.add_argument_group("views that cost a run more")
     v.add_argument(
         "--kernels",
         action="store_true",
         help="profile Inductor's kernels after the timing (compiles with kernel profiling and provenance)",
     )
-    if what_if:
-        v.add_argument(
-            "--guard-what-if",
-            action="store_true",
-            help="after the timing, recompile under torch's guard filter and try skip_guard_eval_unsafe: "
-            "what each would save the timed call, and the risk (unsafe switches, measured, never applied to the run)",
-        )
+    v.add_argument(
+        "--guard-what-if",
+        action="store_true",
+        help="after the timing, recompile under torch's guard filter and try skip_guard_eval_unsafe: "
+        "what each would save the timed call, and the risk (unsafe switches, measured, never applied to the run)",
+    )
     v.add_argument(
         "--code",
         action="store_true",

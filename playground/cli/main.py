@@ -37,7 +37,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("snippet", help="the snippet file")
     add_setting_flags(p)
     add_run_flags(p)
-    add_view_flags(p, what_if=True)
+    add_view_flags(p)
     if command == "check":
         p.add_argument("--json", action="store_true", help="print the contract's JSON report")
         p.add_argument("--fail-on-break", action="store_true", help="exit 1 when there is a graph break")
@@ -183,6 +183,7 @@ def _app(argv: list[str]) -> int:
         present=args.present,
         kernels=args.kernels,
         dynamo_code=args.code,
+        guard_what_if=args.guard_what_if,
     )
     return int(result or 0)
 

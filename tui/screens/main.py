@@ -314,7 +314,9 @@ class MainScreen(Screen[None]):
         with self.app.batch_update():
             self.query_one("#title", Bar).update(title_text(view))
             used = view.report.settings if view.report and not view.stale else None
-            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used, kernels=view.kernels))
+            self.query_one("#settings", Bar).update(
+                FittedSettings(view.settings, used, kernels=view.kernels, what_if=view.guard_what_if)
+            )
             summary = self.query_one("#summary", Bar)
             summary.update(summary_text(view))
             summary.set_class(view.run.kind == "error", "-error")
