@@ -83,6 +83,7 @@ FAST_MODULES = frozenset(
         "test_dynamo_code_views",
         "test_tui_line_kernels",
         "test_tui_guard_what_if",
+        "test_tui_run_flags",
         "test_wording_compiled",
         "test_wording_guard_what_if",
         "test_explain_guards",

@@ -41,6 +41,8 @@ def main(
     kernels: bool = False,
     dynamo_code: bool = False,
     guard_what_if: bool = False,
+    timing: bool = True,
+    min_run_time: float | None = None,
 ) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
@@ -50,6 +52,7 @@ def main(
     `present` is a session folder every complete run is published to, for followers.
     `kernels`, `dynamo_code` and `guard_what_if` (--kernels, --code, --guard-what-if) ask every
     run for the kernels profile, Dynamo's code and the guard what-if from the first one.
+    `timing` False (--no-timing) and `min_run_time` (--min-run-time) hold for every run.
     """
     from tui.engine import real_engine
 
@@ -72,7 +75,10 @@ def main(
             print(f"compile-playground: --present: {exc}", file=sys.stderr)
             return 2
     settings = initial_settings(snippet, settings_overrides)
-    engine = real_engine(**({"timeout_s": timeout_s} if timeout_s else {}))
+    run_defaults: dict[str, Any] = {} if timing else {"timing": False}
+    if min_run_time is not None:
+        run_defaults["min_run_time"] = min_run_time
+    engine = real_engine(run_defaults, **({"timeout_s": timeout_s} if timeout_s else {}))
     app = make_app(
         snippet,
         engine=engine,

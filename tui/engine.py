@@ -34,8 +34,37 @@ class Engine(Protocol):
     async def close(self) -> None: ...
 
 
-def real_engine(**kwargs: Any) -> Engine:
-    """The torch worker client; imported here, late, so tests never need it."""
+def real_engine(run_defaults: dict[str, Any] | None = None, **kwargs: Any) -> Engine:
+    """The torch worker client; imported here, late, so tests never need it. `run_defaults` are
+    WorkerClient.run's keywords for every run (the app's --no-timing and --min-run-time)."""
     from playground.engine.client import WorkerClient
 
-    return WorkerClient(**kwargs)
+    client = WorkerClient(**kwargs)
+    return WithRunDefaults(client, run_defaults) if run_defaults else client
+
+
+class WithRunDefaults:
+    """An engine whose every run takes `defaults` unless the run says otherwise: the command
+    line's run flags, which hold for the whole session as they do for `watch`."""
+
+    def __init__(self, engine: Engine, defaults: dict[str, Any]) -> None:
+        self._engine = engine
+        self._defaults = dict(defaults)
+
+    @property
+    def hello(self) -> dict[str, Any] | None:
+        return self._engine.hello
+
+    async def start(self) -> dict[str, Any]:
+        return await self._engine.start()
+
+    async def run(
+        self, path: str, settings: Settings, on_event: EventHandler | None = None, **options: Any
+    ) -> RunResult:
+        return await self._engine.run(path, settings, on_event, **{**self._defaults, **options})
+
+    async def cancel(self) -> None:
+        await self._engine.cancel()
+
+    async def close(self) -> None:
+        await self._engine.close()

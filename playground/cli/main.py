@@ -184,6 +184,8 @@ def _app(argv: list[str]) -> int:
         kernels=args.kernels,
         dynamo_code=args.code,
         guard_what_if=args.guard_what_if,
+        timing=args.timing,
+        min_run_time=args.min_run_time,
     )
     return int(result or 0)
 
