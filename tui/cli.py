@@ -78,7 +78,7 @@ def main(
     run_defaults: dict[str, Any] = {} if timing else {"timing": False}
     if min_run_time is not None:
         run_defaults["min_run_time"] = min_run_time
-    engine = real_engine(run_defaults, **({"timeout_s": timeout_s} if timeout_s else {}))
+    engine = real_engine(run_defaults=run_defaults, **({"timeout_s": timeout_s} if timeout_s else {}))
     app = make_app(
         snippet,
         engine=engine,

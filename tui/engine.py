@@ -34,7 +34,7 @@ class Engine(Protocol):
     async def close(self) -> None: ...
 
 
-def real_engine(run_defaults: dict[str, Any] | None = None, **kwargs: Any) -> Engine:
+def real_engine(*, run_defaults: dict[str, Any] | None = None, **kwargs: Any) -> Engine:
     """The torch worker client; imported here, late, so tests never need it. `run_defaults` are
     WorkerClient.run's keywords for every run (the app's --no-timing and --min-run-time)."""
     from playground.engine.client import WorkerClient

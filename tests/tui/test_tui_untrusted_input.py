@@ -343,11 +343,19 @@ def test_the_command_line_passes_its_flags_to_the_app(snippet: Path, monkeypatch
         made.update(kwargs)
         return Ran()
 
-    monkeypatch.setattr("tui.engine.real_engine", lambda **kwargs: FakeEngine())
+    engines: list[dict[str, Any]] = []
+
+    def fake_engine(**kwargs: Any) -> FakeEngine:
+        engines.append(kwargs)
+        return FakeEngine()
+
+    monkeypatch.setattr("tui.engine.real_engine", fake_engine)
     monkeypatch.setattr(tui.cli, "make_app", fake_make_app)
-    assert tui.cli.main(str(snippet), {"backend": "aot_eager"}) == 0
+    assert tui.cli.main(str(snippet), {"backend": "aot_eager"}, timing=False, min_run_time=0.5) == 0
     assert made["pinned"] == {"backend": "aot_eager"}
     assert made["settings"].backend == "aot_eager"
+    # the run flags hold for every run (--no-timing, --min-run-time)
+    assert engines == [{"run_defaults": {"timing": False, "min_run_time": 0.5}}]
 
 
 # --- a BOM, and Python's other line endings ----------------------------------------------------
