@@ -377,7 +377,38 @@ def guard_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
     as `fn` (measured on 2.13 and 2.14: its guards say L['args'][0], L['fn']._modules['0'])."""
     if isinstance(target, torch.nn.Module) and inline_wrapped(target):
         return {"args": tuple(args), "kwargs": {}, "fn": target}
-    return frame_locals(target, args)
+    return _entry_locals(target, args)
+
+
+def _entry_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The compiled frame's locals on entry, as its guards read them. Not frame_locals' view
+    (the names a user passed): the code's own parameters (a decorator's `(*args, **kwargs)`,
+    not the signature functools.wraps advertises), every default filled in, and the closure's
+    free variables (the decorator's `func`). A transformers forward is all three: with the
+    user's view, no entry's guards passed (KeyError on L['args'], then on L['func'])."""
+    import inspect
+
+    if isinstance(target, torch.nn.Module):
+        fn, positional = type(target).forward, (target, *args)
+    elif inspect.ismethod(target):
+        fn, positional = target.__func__, (target.__self__, *args)
+    elif inspect.isfunction(target):
+        fn, positional = target, tuple(args)
+    else:  # a callable object: its class's __call__ (target_code's choice)
+        fn, positional = type(target).__call__, (target, *args)
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*positional)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    f_locals = dict(bound.arguments)
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or ()):
+        try:
+            f_locals[name] = cell.cell_contents
+        except ValueError:  # a cell not yet filled: the frame has no value for it either
+            pass
+    return f_locals
 
 
 def cache_entries(code: Any) -> list[Any]:

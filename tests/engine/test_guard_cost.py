@@ -61,3 +61,43 @@ def test_a_module_whose_forward_is_torchs_own_is_found_in_the_frame_torch_wraps_
     # 45 leaves on 2.13, 46 on 2.14 (25 and 26 without them)
     assert entry.guards is not None and entry.guards > 40
     assert [(c.entry, c.status) for c in report.explanation.calls] == [("0/0", "compiled"), ("0/0", "cached")]
+
+
+def test_the_guards_read_the_frame_a_decorated_forward_really_has(worker, snippet):
+    """A decorated forward (functools.wraps over `(*args, **kwargs)`, as transformers' models
+    have) with a default argument: the frame's guards read the wrapper's own parameters, the
+    defaults and the closure's `func`, so the timed call's entry is found and its checks timed."""
+    path = snippet(
+        """
+        import functools
+
+        import torch
+
+        def checked(func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                return func(*args, **kwargs)
+
+            return wrapper
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            @checked
+            def forward(self, x, mask=None, scale=2.0):
+                y = self.lin(x) * scale
+                return y if mask is None else y * mask
+
+        model = Net()
+
+        def inputs():
+            yield torch.randn(2, 4)
+            yield torch.randn(2, 4)
+        """
+    )
+    cost = run_result(worker, path).report.guard_cost
+    assert cost is not None and cost.note == ""
+    assert cost.entry is not None and cost.entry == cost.entries[0].compile_id
+    assert cost.entries_tried == 1 and cost.check_us is not None and cost.check_us > 0
