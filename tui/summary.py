@@ -13,10 +13,27 @@ from tui.state import View
 _RUN_STYLES = {"error": BAD, "done": GOOD, "running": WARN, "starting": WARN, "queued": WARN}
 
 
-def summary_text(view: View) -> Text:
+#: The separator before the run's state, widest first: at 80 columns the common line
+#: (`... speedup unreliable  |  done in 2.1 s`) is two columns too wide with the first.
+_SEPARATORS = ("  |  ", " | ")
+
+
+def summary_text(view: View, width: int | None = None) -> Text:
     """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx` and the run state.
 
-    It may wrap to a second line (an error on a narrow screen) rather than lose the state."""
+    Within `width` columns (None: no limit) the separator narrows and `done in 2.1 s` becomes
+    `done 2.1 s` before anything wraps; past that it may wrap to a second line (an error on a
+    narrow screen) rather than lose the state."""
+    forms = [(sep, False) for sep in _SEPARATORS] + [(_SEPARATORS[-1], True)]
+    text = Text()
+    for separator, short in forms:
+        text = _summary(view, separator, short)
+        if width is None or text.cell_len <= width:
+            break
+    return text
+
+
+def _summary(view: View, separator: str, short: bool) -> Text:
     text = Text()
     if view.report is None:
         text.append("no result yet", style=DIM)
@@ -27,9 +44,22 @@ def summary_text(view: View) -> Text:
         # A refusal under fullgraph=True is the result: its words, not counts of nothing compiled.
         refusal = refusal_words(view.report, width=40)
         text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
-    text.append("  |  ", style=DIM)
-    text.append(view.run.words(), style=_RUN_STYLES.get(view.run.kind, ""))
+    text.append(separator, style=DIM)
+    words = view.run.words()
+    if short and view.run.kind == "done":
+        words = words.replace("done in ", "done ", 1)
+    text.append(words, style=_RUN_STYLES.get(view.run.kind, ""))
     return text
+
+
+class FittedSummary:
+    """The summary bar as a renderable: `summary_text` at whatever width it is drawn in."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield summary_text(self.view, width=options.max_width)
 
 
 def title_text(view: View) -> Text:

@@ -33,6 +33,25 @@ def test_summary_has_the_tokens_then_the_state_and_says_stale():
     assert "no result yet  |  starting torch…" in plain(summary_text(View()))
 
 
+def test_summary_narrows_before_it_wraps():
+    """At 80 columns (78 inside the bar) the common line with an unreliable timing fits."""
+    report = Report.from_dict(load_fixture("break"))
+    line = plain(summary_text(View(report=report, run=RunState("done", duration_s=12.3)))).strip()
+    tail = "  |  done in 12.3 s"
+    assert line.endswith(tail)
+    counts = line[: -len(tail)]
+    for width, expected in (
+        (len(line), line),
+        (len(line) - 1, counts + " | done in 12.3 s"),
+        (len(line) - 3, counts + " | done 12.3 s"),
+    ):
+        fitted = plain(summary_text(View(report=report, run=RunState("done", duration_s=12.3)), width=width))
+        assert fitted.strip() == expected and len(fitted.strip()) <= width
+    error = View(report=report, run=RunState("error", message="compile error at line 3: Unsupported"))
+    # an error keeps its words whole (the bar wraps them) rather than lose the state
+    assert summary_text(error, width=20).plain.endswith(" | error: compile error at line 3: Unsupported")
+
+
 def test_title_and_settings_bars():
     view = View(snippet_name="s.py", hello={"torch_version": "2.13.0", "cuda_available": True})
     assert plain(title_text(view)).strip() == "s.py  torch 2.13.0  device cpu (cuda available)"

@@ -29,7 +29,7 @@ from tui.panes.common import DIM, WARN
 from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
 from tui.state import View
-from tui.summary import FittedSettings, summary_text, title_text
+from tui.summary import FittedSettings, FittedSummary, title_text
 from tui.widgets import Bar, PaneView, SteadyFooter
 
 #: Columns from which the source gets its own column beside the tabs.
@@ -318,7 +318,7 @@ class MainScreen(Screen[None]):
                 FittedSettings(view.settings, used, kernels=view.kernels, what_if=view.guard_what_if)
             )
             summary = self.query_one("#summary", Bar)
-            summary.update(summary_text(view))
+            summary.update(FittedSummary(view))
             summary.set_class(view.run.kind == "error", "-error")
             summary.set_class(view.stale, "-stale")
             changes = self.query_one("#changes", Bar)
