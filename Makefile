@@ -46,15 +46,24 @@ test-fast: venv
 # --no-compile (21 s less CPU to install): this machine sets PYTHONDONTWRITEBYTECODE=1, as CI
 # images often do, so no import writes the .pyc files pip did not, every worker compiled torch
 # from source, and this stage took 10 min 31 s instead of 4 min 22 s.
+# With uv (on PATH, or named by UV; .ci/run brings its own), that venv is installed by uv: its
+# 5.7 GB of CUDA libraries unpacked in parallel and its bytecode compiled on both cores, in 26 s
+# and 45 s of CPU where pip took 2 min 41 s and 101 s (measured here, both from the registry with
+# an empty cache). Without uv, pip, as before.
 VENV214 ?= .venv-214
 STAMP214 := $(VENV214)/.installed
+UV ?= $(shell command -v uv 2>/dev/null)
 venv-214: $(STAMP214)
 
 $(STAMP214): pyproject.toml
 	test -x $(VENV214)/bin/python || $(PY) -m venv $(VENV214)
+ifeq ($(strip $(UV)),)
 	$(VENV214)/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.14'))" 2>/dev/null \
 		|| $(VENV214)/bin/python -m pip install --quiet "torch==2.14.1"
 	$(VENV214)/bin/python -m pip install --quiet -e ".[test,models]" "torch==2.14.1"
+else
+	$(UV) pip install --quiet --compile-bytecode --python $(VENV214)/bin/python -e ".[test,models]" "torch==2.14.1"
+endif
 	touch $(STAMP214)
 
 # Two workers here: the CUDA build's processes are heavier, and a third made this stage slower
