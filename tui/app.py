@@ -24,6 +24,7 @@ from textual.screen import Screen
 
 from playground import snippets_dir
 from playground.engine.matrix import combinations
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
@@ -69,17 +70,14 @@ class PlaygroundApp(RunPipeline):
         notice: str = "",
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
-        kernels: bool = False,
-        dynamo_code: bool = False,
-        guard_what_if: bool = False,
+        passes: Passes = NO_PASSES,
     ) -> None:
         super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
-        # --kernels and --code: the runs ask from the first one, as after k or opening the Code pane.
-        self.want_kernels = kernels
-        self.want_dynamo_code = dynamo_code
-        self.want_guard_what_if = guard_what_if
+        # --kernels, --code, --guard-what-if: the runs ask from the first one, as after k, opening
+        # the Code pane, or u.
+        self.passes = passes
 
     def on_mount(self) -> None:
         # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
@@ -217,12 +215,14 @@ class PlaygroundApp(RunPipeline):
         self._change(replace(self.settings, device=device), "device")
 
     def action_toggle_kernels(self) -> None:
-        self.want_kernels = not self.want_kernels
-        self.request_run("kernels profile " + ("on" if self.want_kernels else "off"))
+        self._toggle_pass("kernels", "kernels profile")
 
     def action_toggle_guard_what_if(self) -> None:
-        self.want_guard_what_if = not self.want_guard_what_if
-        self.request_run("guard what-if " + ("on" if self.want_guard_what_if else "off"))
+        self._toggle_pass("guard_what_if", "guard what-if")
+
+    def _toggle_pass(self, name: str, words: str) -> None:
+        self.passes = self.passes.toggled(name)
+        self.request_run(f"{words} " + ("on" if getattr(self.passes, name) else "off"))
 
     def action_line_cursor(self) -> None:
         if self.main.line_cursor is None:
@@ -255,9 +255,9 @@ class PlaygroundApp(RunPipeline):
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
         self.presenting.pane(pane)  # followers see where the presenter is
-        if pane == "dynamo_code" and not self.want_dynamo_code:
+        if pane == "dynamo_code" and not self.passes.dynamo_code:
             # The worker decompiles Dynamo's code only when asked: it costs time.
-            self.want_dynamo_code = True
+            self.passes = replace(self.passes, dynamo_code=True)
             self.request_run("dynamo code")
 
     def action_step_graph(self, step: int) -> None:

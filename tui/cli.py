@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from playground import snippets_dir
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.session import SessionWriter
 from tui.factory import initial_settings, make_app
 from tui.files import copy_without_overwrite
@@ -38,9 +39,7 @@ def main(
     *,
     timeout_s: float | None = None,
     present: str | None = None,
-    kernels: bool = False,
-    dynamo_code: bool = False,
-    guard_what_if: bool = False,
+    passes: Passes = NO_PASSES,
     timing: bool = True,
     min_run_time: float | None = None,
 ) -> int:
@@ -50,8 +49,7 @@ def main(
     (`playground.cli.flags.overrides_of`; {"dynamic": None} is --dynamic auto); they win over
     the snippet's SETTINGS. `timeout_s` is the worker's run timeout (the client's default when None).
     `present` is a session folder every complete run is published to, for followers.
-    `kernels`, `dynamo_code` and `guard_what_if` (--kernels, --code, --guard-what-if) ask every
-    run for the kernels profile, Dynamo's code and the guard what-if from the first one.
+    `passes` (--kernels, --code, --guard-what-if) are asked of every run from the first one.
     `timing` False (--no-timing) and `min_run_time` (--min-run-time) hold for every run.
     """
     from tui.engine import real_engine
@@ -86,9 +84,7 @@ def main(
         notice=notice,
         pinned=settings_overrides,
         present=writer,
-        kernels=kernels,
-        dynamo_code=dynamo_code,
-        guard_what_if=guard_what_if,
+        passes=passes,
     )
     try:
         app.run()

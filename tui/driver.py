@@ -12,6 +12,7 @@ from typing import Any
 from playground.engine.errors import RunCancelled
 from playground.engine.events import EventHandler, RunResult
 from playground.engine.live import LiveRun
+from playground.engine.passes import Passes
 from tui.engine import Engine
 from tui.lifecycle import EngineLifecycle
 
@@ -35,26 +36,13 @@ class EngineDriver:
     async def start(self) -> dict[str, Any]:
         return dict(await self.engine.start() or {})
 
-    async def run(
-        self,
-        request: LiveRun,
-        on_event: EventHandler,
-        *,
-        dynamo_code: bool,
-        kernels: bool = False,
-        guard_what_if: bool = False,
-    ) -> RunResult | None:
+    async def run(self, request: LiveRun, on_event: EventHandler, passes: Passes) -> RunResult | None:
         """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
         # The snippet as read for this run travels with it: the engine reads nothing again.
         options: dict[str, Any] = {"prepared": request.prepared}
         if request.trace:
             options["trace"] = True
-        if dynamo_code:
-            options["dynamo_code"] = True
-        if kernels:
-            options["kernels"] = True
-        if guard_what_if:
-            options["guard_what_if"] = True
+        options.update(passes.asked())
         task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.

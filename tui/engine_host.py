@@ -14,6 +14,7 @@ from textual.worker import Worker, WorkerState
 
 from playground.engine.events import RunEvent
 from playground.engine.live import LiveRun
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.textsafe import visible
 from tui.driver import EngineDriver
 from tui.engine import Engine
@@ -29,15 +30,10 @@ class EngineHost(App[None]):
         super().__init__()
         self._engine_driver = EngineDriver(engine)  # not `_driver`: Textual's own terminal driver
         self._worker_generation: dict[Worker[Any], int] = {}
-        #: Set when the user first opens the Code pane: from then on every run asks the worker
-        #: for Dynamo's code (depyf costs time, so runs do not before).
-        self.want_dynamo_code = False
-        #: Set by key k (or --kernels): every run profiles Inductor's kernels after its timing
-        #: (a profiler pass and a compile with provenance, so runs do not unless asked).
-        self.want_kernels = False
-        #: Set by key u (or --guard-what-if): every run measures, after everything else, what
-        #: torch's unsafe guard switches would save (a recompile under a filter, so not unless asked).
-        self.want_guard_what_if = False
+        #: What every run asks of the worker beyond its report (playground/engine/passes.py):
+        #: Dynamo's code once the Code pane is first opened, the kernels profile after key k, the
+        #: guard what-if after key u, or any of them from the command line's flags.
+        self.passes: Passes = NO_PASSES
 
     @property
     def engine(self) -> Engine:
@@ -77,13 +73,7 @@ class EngineHost(App[None]):
                 if message is not None:
                     self.post_message(message)
 
-            result = await self._engine_driver.run(
-                request,
-                on_event,
-                dynamo_code=self.want_dynamo_code,
-                kernels=self.want_kernels,
-                guard_what_if=self.want_guard_what_if,
-            )
+            result = await self._engine_driver.run(request, on_event, self.passes)
             if result is not None:
                 report = visible_report(result.report)
                 self.post_message(RunFinished(request.generation, report, result.trace))

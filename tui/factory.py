@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.snippet import read_regular_bytes
@@ -36,9 +37,7 @@ def make_app(
     notice: str = "",
     pinned: dict[str, Any] | None = None,
     present: SessionWriter | None = None,
-    kernels: bool = False,
-    dynamo_code: bool = False,
-    guard_what_if: bool = False,
+    passes: Passes = NO_PASSES,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -47,8 +46,7 @@ def make_app(
     `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
     `pinned` are the command line's setting flags, kept when another snippet is opened;
     `present` publishes every complete run to a workshop session that followers read;
-    `kernels`, `dynamo_code` and `guard_what_if` make every run ask for the kernels profile,
-    Dynamo's code and the guard what-if (keys k, 0 and u ask later).
+    `passes` are asked of every run (keys k, 0 and u ask later).
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -60,7 +58,5 @@ def make_app(
         notice=notice,
         pinned=pinned,
         present=present,
-        kernels=kernels,
-        dynamo_code=dynamo_code,
-        guard_what_if=guard_what_if,
+        passes=passes,
     )

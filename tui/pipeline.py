@@ -108,8 +108,7 @@ class RunPipeline(EngineHost):
             attempt=self._results.attempt,
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,
-            kernels=self.want_kernels,
-            guard_what_if=self.want_guard_what_if,
+            passes=self.passes,
         )
 
     def show_run(self, state: RunState) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from tui.compare import BeforeAfter
@@ -73,10 +74,9 @@ class View:
     stale: bool = False
     since: BeforeAfter | None = None
     """The newest complete run against the previous one with the same settings."""
-    kernels: bool = False
-    """The runs ask for the kernels profile (key k, or --kernels)."""
-    guard_what_if: bool = False
-    """The runs ask for the guard what-if (key u, or --guard-what-if)."""
+    passes: Passes = NO_PASSES
+    """What the runs ask for beyond the report (keys k and u, opening the Code pane, or the
+    command line's flags)."""
 
     @property
     def error(self) -> RunError | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.settings import Settings, config_word, dynamic_name
 from tui.findings import refusal_words
 from tui.panes.common import BAD, DIM, GOOD, WARN, plural
@@ -93,29 +94,24 @@ def settings_text(
     used: Settings | None = None,
     width: int | None = None,
     *,
-    kernels: bool = False,
-    what_if: bool = False,
+    passes: Passes = NO_PASSES,
 ) -> Text:
     """The toggles with their keys, so the screen teaches its own controls, then `k kernels on`
-    when the runs profile the kernels and `u what-if on` when they measure the guard what-if,
-    then torch's own switches when set. Within `width`
+    when the runs profile the kernels and `u what-if on` when they measure the guard what-if
+    (`passes`), then torch's own switches when set. Within `width`
     columns (None: no limit) the longest form that fits: shorter toggle names first, then switch
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
     so a cut is never silent."""
-    extra = bool(settings.switch_words() or settings.target or kernels or what_if) or (
+    extra = bool(settings.switch_words() or settings.target or _shown_passes(passes)) or (
         used is not None and _differs(settings, used)
     )
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
-        text = _settings_form(
-            settings, used, names=names, short_switches=short_switches, kernels=kernels, what_if=what_if
-        )
+        text = _settings_form(settings, used, names=names, short_switches=short_switches, passes=passes)
         if width is None or text.cell_len <= width:
             return text
     if settings.switch_words():
-        text = _settings_form(
-            settings, used, names=2, short_switches=True, counted=True, kernels=kernels, what_if=what_if
-        )
+        text = _settings_form(settings, used, names=2, short_switches=True, counted=True, passes=passes)
     text.truncate(width, overflow="ellipsis")
     return text
 
@@ -127,8 +123,7 @@ def _settings_form(
     names: int,
     short_switches: bool,
     counted: bool = False,
-    kernels: bool = False,
-    what_if: bool = False,
+    passes: Passes = NO_PASSES,
 ) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     values = (
@@ -147,12 +142,11 @@ def _settings_form(
         text.append(value, style="bold")
     # Off by default and said only when on, as torch's switches are: the bar at 80 columns holds
     # the five toggles and little more (k and u are in the help and the palette).
-    for asked, key, word in ((kernels, "k", "kernels"), (what_if, "u", "what-if")):
-        if asked:
-            text.append(" ")
-            text.append(key, style="bold reverse")
-            text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
-            text.append("on", style="bold")
+    for key, word in _shown_passes(passes):
+        text.append(" ")
+        text.append(key, style="bold reverse")
+        text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
+        text.append("on", style="bold")
     if settings.target is not None:
         # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
         text.append("  ")
@@ -177,6 +171,15 @@ def _settings_form(
     return text
 
 
+#: The passes the bar names when the runs ask for them, with their keys (Dynamo's code is not
+#: named: the Code pane that asks for it says so itself).
+_PASS_WORDS = (("kernels", "k", "kernels"), ("guard_what_if", "u", "what-if"))
+
+
+def _shown_passes(passes: Passes) -> list[tuple[str, str]]:
+    return [(key, word) for name, key, word in _PASS_WORDS if getattr(passes, name)]
+
+
 def _switch_words(settings: Settings, *, short: bool) -> list[str]:
     """`dynamo.capture_scalar_outputs=True`, or without the module (`capture_scalar_outputs=True`)."""
     if not short:
@@ -189,18 +192,13 @@ class FittedSettings:
     """The settings bar as a renderable: `settings_text` at whatever width it is drawn in, so a
     resize picks the form that fits without the screen re-rendering it."""
 
-    def __init__(
-        self, settings: Settings, used: Settings | None = None, *, kernels: bool = False, what_if: bool = False
-    ) -> None:
+    def __init__(self, settings: Settings, used: Settings | None = None, *, passes: Passes = NO_PASSES) -> None:
         self.settings = settings
         self.used = used
-        self.kernels = kernels
-        self.what_if = what_if
+        self.passes = passes
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield settings_text(
-            self.settings, self.used, width=options.max_width, kernels=self.kernels, what_if=self.what_if
-        )
+        yield settings_text(self.settings, self.used, width=options.max_width, passes=self.passes)
 
 
 def _differs(a: Settings, b: Settings) -> bool:

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from playground.cli.flags import overrides_of
+from playground.cli.flags import overrides_of, passes_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
@@ -111,10 +111,8 @@ async def _check_one(
                 min_run_time=args.min_run_time,
                 trace=bool(args.trace),
                 last=last,
-                kernels=args.kernels,
-                guard_what_if=args.guard_what_if,
-                dynamo_code=args.code,
                 prepared=prepared,
+                **passes_of(args).asked(),
             )
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ import argparse
 import math
 from typing import Any
 
+from playground.engine.passes import Passes
 from playground.engine.settings import (
     DEVICES,
     MODES,
@@ -185,6 +186,11 @@ def add_view_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the code Dynamo wrote, decompiled by depyf in a second run of the snippet (the app's Code pane)",
     )
+
+
+def passes_of(args: argparse.Namespace) -> Passes:
+    """The passes add_view_flags' flags ask for."""
+    return Passes(kernels=args.kernels, dynamo_code=args.code, guard_what_if=args.guard_what_if)
 
 
 def add_present_flag(p: argparse.ArgumentParser) -> None:

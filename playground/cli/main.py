@@ -20,6 +20,7 @@ from playground.cli.flags import (
     add_setting_flags,
     add_view_flags,
     overrides_of,
+    passes_of,
     seconds_arg,
 )
 from playground.engine.client import WorkerClient
@@ -181,9 +182,7 @@ def _app(argv: list[str]) -> int:
         overrides_of(args),
         timeout_s=args.timeout,
         present=args.present,
-        kernels=args.kernels,
-        dynamo_code=args.code,
-        guard_what_if=args.guard_what_if,
+        passes=passes_of(args),
         timing=args.timing,
         min_run_time=args.min_run_time,
     )

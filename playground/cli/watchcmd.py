@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import overrides_of
+from playground.cli.flags import overrides_of, passes_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
@@ -101,10 +101,8 @@ class _Watch:
                 lambda event: self._on_event(gen, event),
                 timing=args.timing,
                 min_run_time=args.min_run_time,
-                kernels=args.kernels,
-                guard_what_if=args.guard_what_if,
-                dynamo_code=args.code,
                 prepared=prepared,
+                **passes_of(args).asked(),
             )
         except RunCancelled:
             return

@@ -155,7 +155,7 @@ async def test_a_click_on_a_tab_label_shows_its_pane(snippet):
             assert app.focused is app.main.deck
             x += len(label) + 1
         # As its key does, the Code tab asked the worker for Dynamo's code.
-        assert app.want_dynamo_code
+        assert app.passes.dynamo_code
         # The gap between two labels chooses nothing.
         await pilot.click("#tabbar", offset=(len(tab_labels(80)["source"]), 0))
         await pilot.pause()

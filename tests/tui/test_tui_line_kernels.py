@@ -24,6 +24,7 @@ from tui_fakes import (
     snapshot_app,
 )
 
+from playground.engine.passes import Passes
 from playground.engine.report import Report
 from tests.tui.test_tui_explain_snapshots import screen_text
 from tui.panes.source import render_source
@@ -205,16 +206,16 @@ def test_the_app_command_takes_kernels_and_code(monkeypatch: pytest.MonkeyPatch)
     seen: dict[str, Any] = {}
     monkeypatch.setattr(tui.cli, "main", lambda path, overrides, **options: seen.update(options, path=path) or 0)
     assert main([str(FIXTURES / SNIPPET), "--kernels", "--code"]) == 0
-    assert seen["kernels"] is True and seen["dynamo_code"] is True
+    assert seen["passes"] == Passes(kernels=True, dynamo_code=True)
     assert main([str(FIXTURES / SNIPPET)]) == 0
-    assert seen["kernels"] is False and seen["dynamo_code"] is False
+    assert seen["passes"] == Passes()
 
 
 async def test_started_with_kernels_and_code_the_first_run_asks_for_both():
     from tui.factory import make_app
 
     engine = FakeEngine(canned("fused_pointwise"))
-    app = make_app(FIXTURES / SNIPPET, engine=engine, watch=False, kernels=True, dynamo_code=True)
+    app = make_app(FIXTURES / SNIPPET, engine=engine, watch=False, passes=Passes(kernels=True, dynamo_code=True))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert engine.options == [{"dynamo_code": True, "kernels": True}]

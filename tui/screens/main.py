@@ -168,7 +168,7 @@ class MainScreen(Screen[None]):
         """What the Source pane is drawn with besides the snippet, the report and the error:
         STALE or not, the line cursor, and how to get the kernels, said at the cursor (nothing
         when the runs already ask)."""
-        ask = "" if view.kernels else f"press {shown_key('kernels')}"
+        ask = "" if view.passes.kernels else f"press {shown_key('kernels')}"
         return view.stale and view.report is not None, self.line_cursor, ask
 
     def _render_source(self, view: View, until: int | None = None) -> RenderableType:
@@ -314,9 +314,7 @@ class MainScreen(Screen[None]):
         with self.app.batch_update():
             self.query_one("#title", Bar).update(title_text(view))
             used = view.report.settings if view.report and not view.stale else None
-            self.query_one("#settings", Bar).update(
-                FittedSettings(view.settings, used, kernels=view.kernels, what_if=view.guard_what_if)
-            )
+            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used, passes=view.passes))
             summary = self.query_one("#summary", Bar)
             summary.update(FittedSummary(view))
             summary.set_class(view.run.kind == "error", "-error")
