@@ -14,7 +14,9 @@ VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-UV ?= $(shell command -v uv 2>/dev/null)
+# A UV that names no uv (a stray variable, a path that moved, another program) means pip.
+UV ?= uv
+UV_BIN := $(shell p=$$(command -v "$(strip $(UV))" 2>/dev/null) && "$$p" --version 2>/dev/null | grep -q '^uv ' && echo "$$p")
 
 .PHONY: venv venv-214 run test test-fast test-torch214 check lint bench clean
 
@@ -24,11 +26,11 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv --system-site-packages $(VENV)
 	$(BIN)/python -c "import sys, torch; sys.exit(tuple(int(p) for p in torch.__version__.split('.')[:2]) < (2, 13))" 2>/dev/null \
 		|| $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-ifeq ($(strip $(UV)),)
+ifeq ($(UV_BIN),)
 	$(BIN)/python -m pip install --quiet -e ".[test,models]" \
 		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')"
 else
-	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[test,models]" \
+	$(UV_BIN) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[test,models]" \
 		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__)')"
 endif
 	touch $(STAMP)
@@ -63,12 +65,12 @@ venv-214: $(STAMP214)
 
 $(STAMP214): pyproject.toml
 	test -x $(VENV214)/bin/python || $(PY) -m venv $(VENV214)
-ifeq ($(strip $(UV)),)
+ifeq ($(UV_BIN),)
 	$(VENV214)/bin/python -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.14'))" 2>/dev/null \
 		|| $(VENV214)/bin/python -m pip install --quiet "torch==2.14.1"
 	$(VENV214)/bin/python -m pip install --quiet -e ".[test,models]" "torch==2.14.1"
 else
-	$(UV) pip install --quiet --compile-bytecode --python $(VENV214)/bin/python -e ".[test,models]" "torch==2.14.1"
+	$(UV_BIN) pip install --quiet --compile-bytecode --python $(VENV214)/bin/python -e ".[test,models]" "torch==2.14.1"
 endif
 	touch $(STAMP214)
 

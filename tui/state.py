@@ -35,8 +35,9 @@ class RunState:
     duration_s: float | None = None
     message: str = ""
 
-    def words(self) -> str:
-        """The state spelled out, so no meaning rides on colour alone."""
+    def words(self, *, short: bool = False) -> str:
+        """The state spelled out, so no meaning rides on colour alone; `short` where columns are
+        few (`done 2.1 s`)."""
         if self.kind == "starting":
             return "starting torch…"
         if self.kind == "queued":
@@ -47,7 +48,9 @@ class RunState:
                 text = f"compiling call {self.call}" + (f"/{self.calls}" if self.calls else "")
             return f"{text}…"
         if self.kind == "done":
-            return f"done in {self.duration_s:.1f} s" if self.duration_s is not None else "done"
+            if self.duration_s is None:
+                return "done"
+            return f"done {self.duration_s:.1f} s" if short else f"done in {self.duration_s:.1f} s"
         if self.kind == "error":
             return f"error: {self.message}"
         if self.kind == "missing":

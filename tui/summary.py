@@ -46,10 +46,7 @@ def _summary(view: View, separator: str, short: bool) -> Text:
         refusal = refusal_words(view.report, width=40)
         text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
     text.append(separator, style=DIM)
-    words = view.run.words()
-    if short and view.run.kind == "done":
-        words = words.replace("done in ", "done ", 1)
-    text.append(words, style=_RUN_STYLES.get(view.run.kind, ""))
+    text.append(view.run.words(short=short), style=_RUN_STYLES.get(view.run.kind, ""))
     return text
 
 

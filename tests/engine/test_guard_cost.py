@@ -97,7 +97,11 @@ def test_the_guards_read_the_frame_a_decorated_forward_really_has(worker, snippe
             yield torch.randn(2, 4)
         """
     )
-    cost = run_result(worker, path).report.guard_cost
+    report = run_result(worker, path).report
+    cost = report.guard_cost
     assert cost is not None and cost.note == ""
     assert cost.entry is not None and cost.entry == cost.entries[0].compile_id
+    # the same frame view tells which entry served each call: the second call is a cache hit
+    # (with the advertised signature, Recomp said it ran eagerly: "nothing compiled")
+    assert [(c.status, c.entry) for c in report.explanation.calls] == [("compiled", cost.entry), ("cached", cost.entry)]
     assert cost.entries_tried == 1 and cost.check_us is not None and cost.check_us > 0
