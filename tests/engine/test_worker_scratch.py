@@ -71,8 +71,42 @@ def test_remove_touches_only_scratch_folders(tmp_path):
     assert (other / "file").read_text() == "keep"
     mine = Path(scratch.make())
     (mine / "x").write_text("go")
+    shared = Path(scratch.inductor_cache_default())
+    assert (mine / shared.name).resolve() == shared.resolve()  # the link below
     scratch.remove(str(mine))
     assert not mine.exists()
+    assert shared.is_dir()  # what the link pointed to stays
+
+
+#: Where torch, imported in a run, keeps its global Inductor files (the precompiled header).
+HEADERS = """
+import os
+import tempfile
+import torch
+from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+print("tmp:", tempfile.gettempdir())
+print("default:", os.path.realpath(default_cache_dir()))
+
+def fn(x):
+    return x + 1
+
+def inputs():
+    return [(torch.ones(3),)]
+"""
+
+
+def test_inductor_finds_its_global_folder_through_the_scratch_folder(worker, snippet):
+    """The run's temporary folder is the scratch folder, yet Inductor's default folder (where its
+    155 MB precompiled header is compiled once and kept) is the one a plain `python` uses, not a
+    copy in the scratch folder that every worker compiled again and threw away."""
+    report = worker.run(snippet(HEADERS), EAGER, timing=False).report
+    assert report.error is None, report.error
+    said = dict(line.split(": ", 1) for line in report.output.text.splitlines() if ": " in line)
+    folder = worker.client.channel.scratch
+    assert folder and said["tmp"] == folder
+    assert said["default"] == os.path.realpath(scratch.inductor_cache_default())
+    assert not said["default"].startswith(os.path.realpath(folder) + os.sep)
 
 
 def _littered(worker: SyncWorker, tmp_path: Path) -> tuple[str, Path]:
