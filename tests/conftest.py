@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playground.engine.sync import SyncWorker
 
 # Inductor's on-disk cache outlives processes and sessions: a file left truncated by an earlier
 # crash on this machine would fail compiles here that have nothing to do with it. The tests get
@@ -128,8 +135,20 @@ FAST_MODULES = frozenset(
 
 
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook signature
-    import pytest
-
     for item in items:
         if Path(str(item.fspath)).stem not in FAST_MODULES:
             item.add_marker(pytest.mark.torch)
+
+
+@pytest.fixture(scope="session")
+def worker() -> Iterator[SyncWorker]:
+    """One warm worker for each pytest process's whole session, as the app and `watch` keep one:
+    the engine tests and the gallery's checks share it (each run is a fresh fork of its template,
+    which tests/engine/test_isolation.py checks). A worker per test module cost each xdist worker
+    another torch start-up, and another Inductor start-up where both modules ran Inductor."""
+    from playground.engine.sync import SyncWorker
+
+    w = SyncWorker(timeout_s=60)
+    w.start()
+    yield w
+    w.close()

@@ -119,15 +119,6 @@ def _standalone_cases() -> Iterator[Any]:
         yield pytest.param(path, id=_name(path), marks=_marks(path, _settings(path)))
 
 
-@pytest.fixture(scope="module")
-def worker() -> Iterator[SyncWorker]:
-    """One warm worker for every gallery run, as the app keeps one."""
-    w = SyncWorker(timeout_s=STANDALONE_TIMEOUT_S)
-    w.start()
-    yield w
-    w.close()
-
-
 def _observed(report: Report) -> dict[str, Any]:
     error = report.error
     return {
@@ -196,7 +187,7 @@ def test_check_reports_what_the_snippet_claims(
     worker: SyncWorker, path: Path, overrides: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     settings = _settings(path, overrides)
-    report = worker.run(str(path), settings, timing=False).report
+    report = worker.run(str(path), settings, timing=False, timeout_s=STANDALONE_TIMEOUT_S).report
     observed = _observed(report)
     wrong = {k: {"expected": v, "torch reported": observed[k]} for k, v in expected.items() if observed[k] != v}
     error = report.error or RunError(kind="")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,6 @@ from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 
 EAGER = Settings(backend="eager")
-
-
-@pytest.fixture(scope="session")
-def worker() -> Iterator[SyncWorker]:
-    """One warm worker for the whole session, as the app and `watch` use it."""
-    w = SyncWorker(timeout_s=60)
-    w.start()
-    yield w
-    w.close()
 
 
 @pytest.fixture
