@@ -90,7 +90,10 @@ endif
 # import of a snippet's libraries (test_preimport: our own machinery, a fifth of this stage).
 # The gallery's lessons are checked here as the playground reports them (each claim, on each
 # setting it names); running each file as a plain script is left to the main torch (two fifths
-# of the gallery's time, and it asserts only that the script exits 0 and prints). Nor what a
+# of the gallery's time, and it asserts only that the script exits 0 and prints), nor the two
+# `check --json carries ...` tests: a fresh `check` each (one with Inductor, --kernels and --code
+# on two snippets) for what the JSON carries, our plumbing, where the torch-facing part of each
+# view is asserted on the warm worker by its neighbours. Nor what a
 # fork guarantees whatever the release (test_isolation, test_reference_isolation: a run's child
 # and its references are forks of the template, so no state of theirs reaches the next run),
 # nor which of model and fn is compiled (test_target_choice: our loading), nor the tests that
@@ -105,7 +108,7 @@ XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)
 	$(VENV214)/bin/python -m pytest -q $(XDIST214) -m torch tests/engine tests/test_gallery.py \
-		-k "not runs_standalone" \
+		-k "not runs_standalone and not check_json_carries" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)
 
 lint: venv

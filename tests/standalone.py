@@ -75,11 +75,12 @@ class StandaloneRunner:
         )
         self.count = 0
 
-    def run(self, path: Path) -> Done:
+    def run(self, path: Path, *args: str) -> Done:
+        """`python path *args`, as a fresh process would run it."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.count += 1
         out, err = (os.path.join(self.folder.name, f"{self.count}.{kind}") for kind in ("out", "err"))
-        self.proc.stdin.write(json.dumps({"path": str(path), "out": out, "err": err}) + "\n")
+        self.proc.stdin.write(json.dumps({"path": str(path), "args": list(args), "out": out, "err": err}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -216,17 +214,9 @@ def test_snippet_runs_standalone(standalone: StandaloneRunner, path: Path) -> No
 
 
 @pytest.mark.inductor
-def test_dropout_masks_differ_under_plain_inductor() -> None:
+def test_dropout_masks_differ_under_plain_inductor(standalone: StandaloneRunner) -> None:
     """dropout.py's header claim: outside the playground (no fallback_random), Inductor's own
-    random numbers give masks different from eager's."""
-    path = ROOT / "snippets" / "dropout.py"
-    done = subprocess.run(
-        [sys.executable, str(path), "--inductor"],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=STANDALONE_TIMEOUT_S,
-    )
+    random numbers give masks different from eager's (`python snippets/dropout.py --inductor`)."""
+    done = standalone.run(ROOT / "snippets" / "dropout.py", "--inductor")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "inductor same dropout mask as eager: False" in done.stdout, done.stdout
