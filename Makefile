@@ -81,24 +81,23 @@ endif
 	touch $(STAMP214)
 
 # Two workers here: the CUDA build's processes are heavier, and a third made this stage slower
-# (4:22 -> 5:18 on a clean clone; again later, 2:40 -> 4:16). The stage runs what asserts torch's behaviour (diagnostics,
-# guards, recompiles, equivalence and its references, isolation, the gallery, compat's private
-# hooks); not the tests of our own plumbing, which `make test` has run on the main torch and no
-# torch release changes: odd file names, paths, signals and failed writes (test_cli_hostile, 50 s
-# of this stage once), caps, keyed messages, last words, sessions, limits, the client's and the
-# CLI's own handling, the report's codec and the import contracts; nor the template's
-# import of a snippet's libraries (test_preimport: our own machinery, a fifth of this stage).
-# The gallery's lessons are checked here as the playground reports them (each claim, on each
-# setting it names); running each file as a plain script is left to the main torch (two fifths
+# (4:22 -> 5:18 on a clean clone; again later, 2:40 -> 4:16). The stage runs what asserts torch's
+# behaviour (diagnostics, guards, recompiles, equivalence and its references, isolation, the
+# gallery, compat's private hooks); not the tests of our own plumbing, which `make test` has run on
+# the main torch and no torch release changes: odd file names, paths, signals and failed writes
+# (test_cli_hostile, 50 s of this stage once), caps, keyed messages, last words, sessions, limits,
+# the client's and the CLI's own handling, the report's codec and the import contracts; nor the
+# template's import of a snippet's libraries (test_preimport: our own machinery, a fifth of this
+# stage). The gallery's lessons are checked here as the playground reports them (each claim, on
+# each setting it names); running each file as a plain script is left to the main torch (two fifths
 # of the gallery's time, and it asserts only that the script exits 0 and prints), nor the two
 # `check --json carries ...` tests: a fresh `check` each (one with Inductor, --kernels and --code
 # on two snippets) for what the JSON carries, our plumbing, where the torch-facing part of each
-# view is asserted on the warm worker by its neighbours. Nor what a
-# fork guarantees whatever the release (test_isolation, test_reference_isolation: a run's child
-# and its references are forks of the template, so no state of theirs reaches the next run),
-# nor which of model and fn is compiled (test_target_choice: our loading), nor the tests that
-# start no torch at all (-m torch: the pure ones). Keeping CI under 15 minutes with the models
-# extra installed is the reason.
+# view is asserted on the warm worker by its neighbours. Nor what a fork guarantees whatever the
+# release (test_isolation, test_reference_isolation: a run's child and its references are forks of
+# the template, so no state of theirs reaches the next run), nor which of model and fn is compiled
+# (test_target_choice: our loading), nor the tests that start no torch at all (-m torch: the pure
+# ones). Keeping CI under 15 minutes with the models extra installed is the reason.
 TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged_reports history \
 	import_contracts import_hygiene last_words limits_unit matrix_exports explain_exports \
 	ladder_no_verdict report_wire session settings_parse watch_present worker_limits \

@@ -100,6 +100,13 @@ def _snippet(folder: Path, name: str, imports: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def other_fresh(site: Path, log: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A fresh `check` of the snippet that imports none of the libraries: the same bytes and
+    environment in each case that compares with it, so one fresh process answers for all."""
+    return _fresh(_snippet(tmp_path_factory.mktemp("other"), "other", ""), site, log)
+
+
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
     """What the lesson and the isolation are about: the counts, the verdict, what it printed."""
     return {
@@ -128,18 +135,6 @@ def _fresh(path: Path, site: Path, log: Path) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return _summary(json.loads(done.stdout))
-
-
-#: What a fresh `check` of the `other` snippet reports: the same bytes and environment in every
-#: case above (it imports none of the libraries), so one fresh process answers for all three.
-_FRESH_OTHER: dict[str, dict[str, Any]] = {}
-
-
-def _fresh_other(path: Path, site: Path, log: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    if text not in _FRESH_OTHER:
-        _FRESH_OTHER[text] = _fresh(path, site, log)
-    return _FRESH_OTHER[text]
 
 
 def _importers(log: Path, name: str) -> list[int]:
@@ -199,7 +194,7 @@ def test_a_file_beside_the_snippet_wins_over_a_package_the_template_imported(wor
     ],
 )
 def test_a_library_that_changes_torch_at_import_is_left_to_the_runs(
-    worker, site, log, tmp_path, library, printed, breaks_without
+    worker, site, log, tmp_path, other_fresh, library, printed, breaks_without
 ):
     user = _snippet(tmp_path, "user", f"import {library}")
     other = _snippet(tmp_path, "other", "")
@@ -216,6 +211,6 @@ def test_a_library_that_changes_torch_at_import_is_left_to_the_runs(
     assert len(set(others)) == len(others) >= 5, seen
     # a later snippet that does not import it sees torch as a fresh process does
     later = _warm(worker, other)
-    assert later == _fresh_other(other, site, log)
+    assert later == other_fresh
     assert later["output"] == "default dtype torch.float32"
     assert later["graph_break_count"] == breaks_without
