@@ -14,9 +14,15 @@ the Guards pane (the training flags Dynamo guards on).
 
 Try next: add `model.eval()` after the model is built: BatchNorm then
 reads its buffers instead of updating them (still one graph). Press b
-for inductor (about 30 s to compile here): convolutions and BatchNorm
-are fused and reordered, and a few gradients differ from eager's in the
-fifth digit, as float32 sums in another order do.
+for inductor (about 30 s to compile here): equivalence FAIL, "differs",
+on one gradient (4.conv2.weight's, call 2). Not a bug in the model:
+the backward Inductor generates carries more rounding. The second
+block's gradients land about 80 times further from a float64 run than
+eager's (RMS 3.5e-5 against 4e-7; the same on one thread or two), and
+the rule here, torch's own `same()`, allows compiled twice eager's own
+error plus 1e-5. PyTorch's benchmarks judge training CNNs more loosely
+(allclose at 1e-2 for timm's models): to accept it, add
+TOLERANCE = {"atol": 1e-3, "rtol": 1e-3} and save.
 
 Expected (torch 2.13/2.14, default SETTINGS):
 graphs 1, breaks 0, recompiles 0, limit hit no, raises no
