@@ -79,5 +79,9 @@ def test_inductor_phases_cover_the_cold_compile(worker, snippet):
         assert row["dynamo_s"] > 0 and row["aot_s"] > 0 and row["inductor_s"] > 0 and row["compile_s"] > 0
     cold = report["timings"]["compile_s"]
     first = report["compile_phase_totals"]["first_call_s"]
-    # The rest of the first call is running it (the print between the two graphs, the graphs).
-    assert 0.9 * cold <= first <= cold
+    first_run = report["compile_phase_totals"]["first_call_run_s"]
+    # The rest of the first call is running it (the print between the two graphs, the graphs) and
+    # time no timer of torch's holds. Torch's metrics cover 99.6% of it on a quiet machine (three
+    # runs); in a full `make test` on 2 cores, 89.9% once (0.44 s of 4.3 s: the niced child waits
+    # for a core between torch's timers). A phase of a quarter of it left out still fails here.
+    assert 0.75 * cold <= first <= cold, (first, first_run, cold)

@@ -240,7 +240,8 @@ def test_cancel_during_the_code_run_kills_its_child(snippet):
         w.start()
         template = w.client.hello["pid"]
         future = _in_background(w, path)
-        assert _wait_for(marker.exists), "the code child never started"
+        # The child opens the file, then writes its pid: wait for the pid, not for the file.
+        assert _wait_for(lambda: marker.exists() and marker.read_text().strip()), "the code child never started"
         child = int(marker.read_text())
         assert is_live(child)
         w.cancel()
