@@ -12,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from playground.engine.sync import SyncWorker
+    from tests.standalone import StandaloneRunner
 
 # Inductor's on-disk cache outlives processes and sessions: a file left truncated by an earlier
 # crash on this machine would fail compiles here that have nothing to do with it. The tests get
@@ -138,6 +139,18 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pyte
     for item in items:
         if Path(str(item.fspath)).stem not in FAST_MODULES:
             item.add_marker(pytest.mark.torch)
+
+
+@pytest.fixture(scope="session")
+def standalone() -> Iterator[StandaloneRunner]:
+    """Scripts run as `python FILE` would, forked from one process per pytest process that imported
+    torch once (the import is what a fresh `python` adds, the same for every file): the gallery's
+    files, and the plain programs test_reference_isolation takes as torch's truth."""
+    from tests.standalone import StandaloneRunner
+
+    runner = StandaloneRunner(Path(__file__).resolve().parents[1])
+    yield runner
+    runner.close()
 
 
 @pytest.fixture(scope="session")

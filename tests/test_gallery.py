@@ -196,15 +196,6 @@ def test_check_reports_what_the_snippet_claims(
     )
 
 
-@pytest.fixture(scope="module")
-def standalone() -> Iterator[StandaloneRunner]:
-    """Each file as its own script, forked from one process that imported torch once (the
-    import is what a fresh `python` adds, and it is the same for every file)."""
-    runner = StandaloneRunner(ROOT)
-    yield runner
-    runner.close()
-
-
 @pytest.mark.parametrize("path", list(_standalone_cases()))
 def test_snippet_runs_standalone(standalone: StandaloneRunner, path: Path) -> None:
     """`python snippets/NAME.py` exits 0; the refusing ones catch and print their error."""

@@ -3,18 +3,23 @@ and recompile counts of snippets that carry state equal what a plain program mak
 calls gets from torch, and eager-vs-compiled agree where the compiled code does what eager does.
 
 The oracle is torch itself in a fresh `python`: the snippet run as a script, its target compiled
-behind a counting backend, the calls of inputs() made once each, nothing else.
+behind a counting backend, the calls of inputs() made once each, nothing else. The program runs
+as the gallery's scripts do (tests/standalone.py): forked from a process that imported torch and
+compiled nothing, so it starts as a fresh interpreter would, without paying the import each time.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .conftest import run
+
+if TYPE_CHECKING:
+    from tests.standalone import StandaloneRunner
 
 PLAIN_PROGRAM = r"""
 import json, logging, runpy, sys
@@ -48,18 +53,19 @@ print(json.dumps({"graphs": graphs, "recompiles": recompiles}))
 """
 
 
-def plain_program(path: str) -> dict[str, int]:
+def plain_program(standalone: StandaloneRunner, path: str) -> dict[str, int]:
     """What torch does with only the calls, in a fresh process: graphs its backend was handed,
     and "Recompiling function" records of its recompiles log."""
-    done = subprocess.run(
-        [sys.executable, "-c", PLAIN_PROGRAM, path], capture_output=True, text=True, timeout=120, check=True
-    )
+    program = Path(path).with_name("plain_program.py")
+    program.write_text(PLAIN_PROGRAM, encoding="utf-8")
+    done = standalone.run(program, path)
+    assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _assert_like_a_plain_program(report: dict, path: str) -> None:
+def _assert_like_a_plain_program(standalone: StandaloneRunner, report: dict, path: str) -> None:
     assert report["error"] is None, report["error"]
-    truth = plain_program(path)
+    truth = plain_program(standalone, path)
     assert report["graph_count"] == truth["graphs"], (report["graph_count"], truth)
     assert report["recompile_count"] == truth["recompiles"], (report["recompiles"], truth)
 
@@ -84,16 +90,16 @@ def inputs():
 """
 
 
-def test_a_global_read_then_stored_recompiles_as_in_a_plain_program(worker, snippet):
+def test_a_global_read_then_stored_recompiles_as_in_a_plain_program(worker, snippet, standalone):
     path = snippet(GLOBAL_READ_THEN_STORED)
     report = run(worker, path)
-    _assert_like_a_plain_program(report, path)
+    _assert_like_a_plain_program(standalone, report, path)
     assert (report["graph_count"], report["recompile_count"]) == (2, 1)  # torch 2.13/2.14
     eq = report["equivalence"]
     assert eq["ok"] and eq["verdict"] == "identical", eq
 
 
-def test_a_class_defined_per_call_counts_only_the_calls_graphs(worker, snippet):
+def test_a_class_defined_per_call_counts_only_the_calls_graphs(worker, snippet, standalone):
     path = snippet(
         """
         import torch
@@ -108,12 +114,12 @@ def test_a_class_defined_per_call_counts_only_the_calls_graphs(worker, snippet):
         """
     )
     report = run(worker, path, timing=True, min_run_time=0.05)
-    _assert_like_a_plain_program(report, path)
+    _assert_like_a_plain_program(standalone, report, path)
     # Graphs the timing loop compiles are reported apart, never in graph_count.
     assert report["timings"]["graphs_during_timing"] >= 0
 
 
-def test_a_compiled_training_step_agrees_with_eager(worker, snippet):
+def test_a_compiled_training_step_agrees_with_eager(worker, snippet, standalone):
     path = snippet(
         """
         import torch
@@ -135,7 +141,7 @@ def test_a_compiled_training_step_agrees_with_eager(worker, snippet):
         """
     )
     report = run(worker, path)
-    _assert_like_a_plain_program(report, path)
+    _assert_like_a_plain_program(standalone, report, path)
     eq = report["equivalence"]
     assert eq["ok"] and eq["verdict"] == "identical", eq
     # Each step moved the weights; the compiled steps moved them as eager's did.
@@ -165,10 +171,10 @@ def inputs():
 """
 
 
-def test_a_module_counter_buffer_agrees_call_by_call(worker, snippet):
+def test_a_module_counter_buffer_agrees_call_by_call(worker, snippet, standalone):
     path = snippet(COUNTER_BUFFER.format(extra="pass"))
     report = run(worker, path)
-    _assert_like_a_plain_program(report, path)
+    _assert_like_a_plain_program(standalone, report, path)
     eq = report["equivalence"]
     assert eq["ok"], eq
     assert [o["max_abs"] for o in eq["outputs"]] == [0.0, 0.0, 0.0]
@@ -246,10 +252,10 @@ def inputs():
 """
 
 
-def test_batchnorm_running_statistics_are_compared(worker, snippet):
+def test_batchnorm_running_statistics_are_compared(worker, snippet, standalone):
     path = snippet(BATCHNORM.format(extra="pass"))
     report = run(worker, path)
-    _assert_like_a_plain_program(report, path)
+    _assert_like_a_plain_program(standalone, report, path)
     eq = report["equivalence"]
     assert eq["ok"], eq
     names = {name for name, _ in _state(eq)}
