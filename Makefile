@@ -102,7 +102,7 @@ TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged
 	import_contracts import_hygiene last_words limits_unit matrix_exports explain_exports \
 	ladder_no_verdict report_wire session settings_parse watch_present worker_limits \
 	worker_memory worker_scratch bad_input blame preimport import_cycles live \
-	isolation reference_isolation target_choice
+	isolation reference_isolation target_choice timeout_dump
 XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)

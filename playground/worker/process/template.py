@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process import preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
-from playground.worker.process.child import Inherited, code_child, rss_mb, run_child, run_here
+from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
@@ -215,7 +215,8 @@ class Template:
             if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
                 main(self.inherited(), request, parent)
         self.child = pid
-        outcome, status = self._wait_child(pid, request.id, request.timeout_s)
+        # Only the run's child dumps its stack before the timeout (child.dump_after).
+        outcome, status = self._wait_child(pid, request.id, request.timeout_s, dumps=main is run_child)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
@@ -258,9 +259,12 @@ class Template:
                 )
         self.inductor_warm = True
 
-    def _wait_child(self, pid: int, run_id: Any, timeout: float | None) -> tuple[str, dict[str, Any]]:
+    def _wait_child(
+        self, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
+    ) -> tuple[str, dict[str, Any]]:
         pidfd = os.pidfd_open(pid)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
         killed_for = ""
         try:
             while True:
@@ -280,7 +284,8 @@ class Template:
                     deadline = None
         finally:
             os.close(pidfd)
-        return _ended(pid, killed_for)
+        dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
+        return _ended(pid, killed_for, dumping)
 
     def shutdown(self) -> None:
         """Kill every process below the template: the run at once, what the snippet started,
@@ -295,8 +300,10 @@ class Template:
         self.stragglers.settle()
 
 
-def _ended(pid: int, killed_for: str) -> tuple[str, dict[str, Any]]:
-    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status."""
+def _ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
+    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status.
+    `dumping`: it ended after its timeout's stack dump began, where a fault is the dump's
+    (child.dump_after), and the run's outcome is the timeout it was about to have."""
     _, wait_status = os.waitpid(pid, 0)
     status: dict[str, Any] = {"pid": pid}
     if os.WIFSIGNALED(wait_status):
@@ -305,6 +312,8 @@ def _ended(pid: int, killed_for: str) -> tuple[str, dict[str, Any]]:
         status["returncode"] = os.WEXITSTATUS(wait_status)
     if killed_for:
         return killed_for, status
+    if dumping and status.get("signal") in ("SIGSEGV", "SIGBUS"):
+        return "timeout", status
     return ("ok" if status.get("returncode") == 0 else "died"), status
 
 
