@@ -7,15 +7,19 @@ compiled graph calls the same ATen kernels as eager, and the output
 and the gradient are bitwise equal. aot_eager_decomp_partition adds
 Inductor's decompositions: log_softmax's backward becomes separate
 exp, sum, mul and sub ops, which round differently, so the gradient
-differs by about 2e-6 while the output still matches bit for bit.
-That is the first stage the ladder names. (On torch 2.13 CPU, inductor
-then agrees again: its generated kernel happens to round like eager's.
-The ladder reports the first divergence, not the last.)
+differs by a few 1e-6. Whether the output differs too depends on your
+CPU's vector kernels (torch.backends.cpu.get_cpu_capability()): it
+matched bit for bit on the machine this was written on, and is 1e-6
+off on an AVX2-only one. That is the first stage the ladder names.
+(Inductor may then agree again where its generated kernel happens to
+round like eager's: the ladder reports the first divergence, not the
+last.)
 
 Look at: Equivalence (6: ok, max abs 0); then press x, escape (stop
 the matrix) and l: the ladder runs eager, aot_eager,
 aot_eager_decomp_partition and inductor and says "first divergence:
-aot_eager_decomp_partition: gradients differ". Its Dynamo and backend
+aot_eager_decomp_partition: gradients differ" (or "values differ",
+where the forward rounds differently too). Its Dynamo and backend
 columns split each stage's compile time; Timing (7) has the full table.
 
 Try next: set TOLERANCE to {} (the dtype's default tolerances) and
