@@ -1,10 +1,14 @@
 """The gallery lesson on torch's own switches, proved on the installed torch.
 
 `snippets/config_scalar_outputs.py` sets `dynamo.capture_scalar_outputs` in its `SETTINGS` and
-claims that the switch removes its `.item()` break. These tests run `check --json` in a fresh
-process, as a user would: the snippet as shipped, a copy with the switch left at torch's default,
-that copy with the switch given on the command line, and the shipped file with the command line
-turning it off again. A switch set from the file and from the command line must make the same run.
+claims that the switch removes its `.item()` break. These tests run what `check --json` runs, with
+the settings it resolves from the file and from its own command-line parser: the snippet as shipped,
+a copy with the switch left at torch's default, that copy with the switch given on the command
+line, and the shipped file with the command line turning it off again. A switch set from the file
+and from the command line must make the same run. The runs go through the session's warm worker
+(a fresh `check` each cost a torch start-up; tests/engine/test_isolation.py and
+tests/engine/test_config_settings.py hold a warm run, a config switch's included, to a fresh
+process's).
 
 `tests/test_gallery.py` checks the counts of every snippet (this one's EXPECTED and VARIANTS
 included); this file checks what those counts cannot: where the break is, which break it is, and
@@ -13,13 +17,15 @@ that `settings.config` names the switch in the report.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from playground.cli.flags import overrides_of
+from playground.cli.main import _parser
+from playground.engine.snippet import prepare_run
+from playground.engine.sync import SyncWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = ROOT / "snippets" / "config_scalar_outputs.py"
@@ -28,21 +34,15 @@ KEY = "dynamo.capture_scalar_outputs"
 #: (same line count, so that the break's line is the same in both files).
 SWITCH_LINE = f'"config": {{"{KEY}": True}},'
 NO_SWITCH_LINE = '"config": {},'
-CHECK_TIMEOUT_S = 300
 
 
-def _check(path: Path, *flags: str) -> dict[str, Any]:
-    """The contract's JSON report of `compile-playground check --json PATH FLAGS`, fresh process."""
-    done = subprocess.run(
-        [sys.executable, "-m", "playground", "check", "--json", "--no-timing", str(path), *flags],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CHECK_TIMEOUT_S,
-    )
-    assert done.returncode == 0, f"check {path.name} {flags} exited {done.returncode}: {done.stderr[-2000:]}"
-    return json.loads(done.stdout)
+def _check(worker: SyncWorker, path: Path, *flags: str) -> dict[str, Any]:
+    """The contract's JSON report of `compile-playground check --json --no-timing PATH FLAGS`: the
+    flags through check's own parser, the settings resolved as check resolves them."""
+    args = _parser("check").parse_args(["--json", "--no-timing", str(path), *flags])
+    prepared = prepare_run(path, overrides_of(args))
+    assert prepared.error is None, prepared.error
+    return worker.run(str(path), prepared.settings, timing=False, prepared=prepared).report.to_dict()
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -74,15 +74,15 @@ def without_switch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shipped() -> dict[str, Any]:
+def shipped(worker: SyncWorker) -> dict[str, Any]:
     """The snippet as shipped: the switch comes from its SETTINGS."""
-    return _check(SNIPPET)
+    return _check(worker, SNIPPET)
 
 
 @pytest.fixture(scope="module")
-def broken(without_switch: Path) -> dict[str, Any]:
+def broken(worker: SyncWorker, without_switch: Path) -> dict[str, Any]:
     """The copy without the switch: torch's default behaviour."""
-    return _check(without_switch)
+    return _check(worker, without_switch)
 
 
 def test_without_the_switch_item_breaks_and_recompiles(broken: dict[str, Any]) -> None:
@@ -117,15 +117,15 @@ def test_the_switch_in_settings_removes_the_break(shipped: dict[str, Any]) -> No
 
 
 def test_the_switch_on_the_command_line_is_the_switch_in_settings(
-    shipped: dict[str, Any], without_switch: Path
+    worker: SyncWorker, shipped: dict[str, Any], without_switch: Path
 ) -> None:
-    flagged = _check(without_switch, "--config", f"{KEY}=true")
+    flagged = _check(worker, without_switch, "--config", f"{KEY}=true")
     assert flagged["settings"] == shipped["settings"]
     assert _summary(flagged) == _summary(shipped)
 
 
-def test_the_command_line_turns_the_settings_switch_off(broken: dict[str, Any]) -> None:
+def test_the_command_line_turns_the_settings_switch_off(worker: SyncWorker, broken: dict[str, Any]) -> None:
     """The command line wins over SETTINGS: False given there is torch's default behaviour."""
-    unflagged = _check(SNIPPET, "--config", f"{KEY}=false")
+    unflagged = _check(worker, SNIPPET, "--config", f"{KEY}=false")
     assert unflagged["settings"]["config"] == {KEY: False}
     assert _summary(unflagged) == _summary(broken)

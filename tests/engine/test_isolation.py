@@ -8,6 +8,7 @@ a fresh process. The expectation is never written by hand: it is the fresh proce
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -231,6 +232,31 @@ def test_processes_a_run_started_do_not_outlive_it(warm: SyncWorker, probe_dir: 
     while time.monotonic() < deadline and any(any_running(f"sleep 333{n}") for n in (5, 6, 7)):
         time.sleep(0.1)
     assert not any(any_running(f"sleep 333{n}") for n in (5, 6, 7))
+
+
+GC_PROBE = """
+import gc
+import torch
+
+def fn(x):
+    return x * 2
+
+def inputs():
+    return [torch.ones(2)]
+
+print("gc", gc.isenabled(), gc.get_threshold())
+"""
+
+
+def test_a_run_has_the_collector_a_plain_program_has(worker: SyncWorker, tmp_path: Path) -> None:
+    """The worker pauses the garbage collector while it imports torch (playground/worker/
+    __main__.py) and must turn it on again: a run with it off would grow where a plain program
+    does not, and time differently."""
+    path = tmp_path / "gc_probe.py"
+    path.write_text(GC_PROBE, encoding="utf-8")
+    report = worker.run(str(path), EAGER, timing=False).report
+    assert report.error is None, report.error
+    assert f"gc {gc.isenabled()} {gc.get_threshold()}" in report.output.text, report.output
 
 
 HELPER = "import torch\nSCALE = {scale}\ndef helper(x):\n    {body}\n"

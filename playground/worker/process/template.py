@@ -3,6 +3,7 @@ forking a child per run (child.py), a spare one ahead of time (spare.py). Worker
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -78,6 +79,10 @@ class Template:
         # Every process below us is one of our forks: each starts with its own compile threads.
         os.register_at_fork(after_in_child=compat.forget_compile_threads)
         self.capturer = Capturer()
+        # __main__ paused the collector for the imports: what they made is collected once and
+        # frozen, and the collector is on again for the warm-up and everything after it.
+        warmup.freeze()
+        gc.enable()
         warm_s = self.warm("eager") if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0" else 0.0
         warmup.freeze()
         fork_ok = warmup.fork_probe()
