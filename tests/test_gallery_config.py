@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from playground.cli.flags import overrides_of
-from playground.cli.main import _parser
+from playground.cli.main import parse
 from playground.engine.snippet import prepare_run
 from playground.engine.sync import SyncWorker
 
@@ -39,7 +39,7 @@ NO_SWITCH_LINE = '"config": {},'
 def _check(worker: SyncWorker, path: Path, *flags: str) -> dict[str, Any]:
     """The contract's JSON report of `compile-playground check --json --no-timing PATH FLAGS`: the
     flags through check's own parser, the settings resolved as check resolves them."""
-    args = _parser("check").parse_args(["--json", "--no-timing", str(path), *flags])
+    args = parse("check", ["--json", "--no-timing", str(path), *flags])
     prepared = prepare_run(path, overrides_of(args))
     assert prepared.error is None, prepared.error
     return worker.run(str(path), prepared.settings, timing=False, prepared=prepared).report.to_dict()
