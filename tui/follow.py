@@ -74,7 +74,9 @@ class FollowScreen(MainScreen):
     def show_follow_bar(self, text: Text) -> None:
         self.follow_bar = text
         if self._ready:
-            self.query_one("#following", Bar).update(text)
+            # A poll that lands while the app shuts down finds the screen's widgets gone.
+            for bar in self.query("#following").results(Bar):
+                bar.update(text)
 
     def watch_view(self, view: View) -> None:
         super().watch_view(view)
