@@ -32,10 +32,11 @@ HISTORY = re.compile(
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+#: Inline code, which may wrap onto the next line but never crosses a blank one.
+CODE_SPAN = re.compile(r"(`+)((?:(?!\n[ \t]*\n).)+?)\1", re.DOTALL)
 #: [text](dest "title") and ![alt](dest): the text may hold one level of brackets.
 INLINE_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(<[^>]*>|[^\s()]+)(?:\s+\"[^\"]*\")?\s*\)")
-REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*(<[^>]*>|\S+)", re.MULTILINE)
 AUTOLINK = re.compile(r"<((?:https?|mailto):[^\s>]+)>")
 HTML_LINK = re.compile(r"<(?:a|img)\b[^>]*?\b(?:href|src)=\"([^\"]*)\"", re.IGNORECASE)
 HTML_ANCHOR = re.compile(r"<a\b[^>]*?\b(?:name|id)=\"([^\"]*)\"", re.IGNORECASE)
@@ -123,17 +124,19 @@ def anchors(text: str) -> set[str]:
 
 
 def links(doc: Path) -> list[Link]:
-    """Every link target in a Markdown file: inline links and images, reference definitions,
-    autolinks and HTML href/src, outside code."""
-    out: list[Link] = []
-    for number, line in prose_lines(doc.read_text()):
-        prose = without_code_spans(line)
-        targets = [m.group(1) for m in INLINE_LINK.finditer(prose)]
-        targets += [m.group(1) for m in REFERENCE_DEFINITION.finditer(prose)]
-        targets += [m.group(1) for m in AUTOLINK.finditer(prose)]
-        targets += [m.group(1) for m in HTML_LINK.finditer(prose)]
-        out.extend(Link(doc, number, t[1:-1] if t.startswith("<") else t) for t in targets)
-    return out
+    """Every link target in a Markdown file: inline links and images (whose text may wrap onto the
+    next line), reference definitions, autolinks and HTML href/src, outside code."""
+    text = doc.read_text()
+    lines = [""] * len(text.splitlines())
+    for number, line in prose_lines(text):
+        lines[number - 1] = line
+    prose = without_code_spans("\n".join(lines))
+    found = [
+        (m.start(1), m.group(1))
+        for pattern in (INLINE_LINK, REFERENCE_DEFINITION, AUTOLINK, HTML_LINK)
+        for m in pattern.finditer(prose)
+    ]
+    return [Link(doc, prose.count("\n", 0, at) + 1, t[1:-1] if t.startswith("<") else t) for at, t in sorted(found)]
 
 
 def is_external(target: str) -> bool:
@@ -211,7 +214,8 @@ def test_the_checker_finds_a_broken_link_and_a_missing_anchor(tmp_path: Path):
     (tmp_path / "docs" / "a.md").write_text("# Here\n")
     doc = tmp_path / "README.md"
     doc.write_text(
-        "[ok](docs/a.md#here) [gone](docs/b.md) [no heading](docs/a.md#there) [self](#nowhere)\n"
+        "[ok](docs/a.md#here) [gone](docs/b.md) [no heading](docs/a.md#there) [self\n"
+        "wrapped](#nowhere) `code that\nwraps [x](docs/c.md)`\n"
         "`[in code](docs/b.md)`\n\n```\n[in a block](docs/b.md)\n```\n"
     )
     found = {link.target: problem(link, root=tmp_path) for link in links(doc)}
