@@ -52,7 +52,7 @@ _RUN_NAME = re.compile(r"^(\d{6,})\.json$")
 _UNSAFE_NAME = re.compile(r"[^\w.-]+")
 #: The most a follower reads of one run file: far above a real run (a 400 kB log makes a
 #: 0.5 MB file) and far below what would hold a follower for seconds (a link to /dev/zero).
-MAX_RUN_BYTES = 64 << 20
+MAX_RUN_BYTES = 16 << 20
 #: The most a follower reads of presenter.json (a few hundred bytes, a worker's hello some kB).
 MAX_PRESENTER_BYTES = 1 << 20
 #: How deep a session file's JSON may nest: a report nests a handful of levels; a file nested
@@ -401,7 +401,7 @@ class SessionWriter:
         self._fds.append(self._dir)
         why = _refusal(self._dir, self.folder)
         if why:
-            raise SessionError(f"--present: {why}")
+            raise SessionError(why)
         try:
             os.mkdir(RUNS, 0o755, dir_fd=self._dir)
             made = True
@@ -420,7 +420,7 @@ class SessionWriter:
             os.fchmod(self._runs, 0o755)
         why = _refusal(self._runs, self.folder / RUNS)
         if why:
-            raise SessionError(f"--present: {why}")
+            raise SessionError(why)
         if not os.access(self.folder / RUNS, os.W_OK):
             raise SessionError(f"cannot write to {self.folder / RUNS}")
         self._lock()
@@ -565,7 +565,8 @@ class SessionReader:
             return None
         runs: list[PublishedRun] = []
         problems: list[str] = [trouble] if trouble else []
-        numbers = sorted(n for n in run_numbers(self.folder) if n > self.seen)
+        # A set: 000001.json and 0000001.json are one number, read once.
+        numbers = sorted({n for n in run_numbers(self.folder) if n > self.seen})
         for number in numbers:
             try:
                 runs.append(self._read_run(number))

@@ -29,7 +29,7 @@ from playground.cli.followcmd import play_command
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, setting_flags
 from playground.engine.settings import Settings
-from tui.follow import FollowApp, Fork, ForkConfirm
+from tui.workshop.follower import FollowApp, Fork, ForkConfirm
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "import torch\n\n\ndef fn(x):\n    return x.sin()\n\n\ndef inputs():\n    return [(torch.ones(3),)]\n"
@@ -224,6 +224,7 @@ def test_a_follower_skips_hostile_runs_with_a_note_and_quits_at_once(tmp_path: P
         b"[1, 2]",
         b"\xff\xfe",
     ],
+    ids=["deep", "pid-1e12", "nan", "1e999", "nan-text", "negative-time", "pid-1e24", "not-an-object", "not-utf8"],
 )
 async def test_a_hostile_presenter_json_is_not_a_crash(tmp_path: Path, presenter: bytes):
     session = tmp_path / "session"
