@@ -411,9 +411,7 @@ class SessionWriter:
             self._runs = self._open_runs()
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise SessionError(
-                    f"--present: {self.folder / RUNS} is not a folder (a link?): not written through"
-                ) from exc
+                raise SessionError(f"{self.folder / RUNS} is not a folder (a link?): not written through") from exc
             raise
         self._fds.append(self._runs)
         if made:
@@ -439,8 +437,7 @@ class SessionWriter:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise SessionError(
-                f"--present: {self.folder} already has a presenter{self._who()}; "
-                "stop that one first, or present to another folder"
+                f"{self.folder} already has a presenter{self._who()}; stop that one first, or present to another folder"
             ) from None
 
     def _who(self) -> str:
