@@ -251,8 +251,7 @@ class Phases:
                 f"its own, and could not: {why}"
             )
         else:
-            initial = done.tracker.initial if done.tracker is not None else {}
-            self.equivalence = equivalence.check(ctx, done.records, eager, initial, loaded, references.float64)
+            self.equivalence = equivalence.check(ctx, done.records, eager, done.tracker, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).
