@@ -15,6 +15,7 @@ call before the call; equivalence compares them and names what differs.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +30,9 @@ from playground.worker.run.tensor_diff import plain
 Seen = tuple[str, str]
 #: Names listed per difference; the rest are counted.
 MAX_NAMED = 4
-#: How deep, and how many values, the module's own values are digested.
-MAX_WALK_DEPTH, MAX_VALUES = 4, 2000
+#: How deep the module's own values are digested, how many leaves of each top-level name (a
+#: dict of a million entries must not hide the names after it), and how many in all.
+MAX_WALK_DEPTH, MAX_PER_NAME, MAX_VALUES = 4, 64, 4000
 _SCALARS = (bool, int, float, complex, str, bytes)
 
 
@@ -47,7 +49,8 @@ def seen(value: Any) -> Seen | None:
     """A value's digest and its short form, or None for what is not digested (functions,
     classes, modules, objects of the snippet's own classes)."""
     try:
-        if isinstance(value, torch.Tensor):
+        # type(), not isinstance: isinstance reads a __class__ the snippet's object may make raise
+        if issubclass(type(value), torch.Tensor):
             return _tensor(value)
         if type(value) in _SCALARS:
             text = repr(value)
@@ -90,19 +93,33 @@ def _numpy() -> bool:
     return True
 
 
-def at_load(namespace: dict[str, Any], modules: list[tuple[str, torch.nn.Module]], state: dict[str, Any]) -> Built:
+def at_load(
+    namespace: dict[str, Any], modules: list[tuple[str, torch.nn.Module]], state: dict[str, Any]
+) -> Built | None:
     """The digests of a freshly loaded snippet: its top-level values, the plain attributes of
-    its modules (`self.scale = ...`) and the followed tensors (`state`, by the tracker's names)."""
+    its modules (`self.scale = ...`) and the followed tensors (`state`, by the tracker's names).
+    None when the snippet's objects would not let them be read (then nothing is compared)."""
+    try:
+        return _at_load(namespace, modules, state)
+    except Exception:  # noqa: BLE001 - the snippet's objects may refuse anything
+        return None
+
+
+def _at_load(namespace: dict[str, Any], modules: list[tuple[str, torch.nn.Module]], state: dict[str, Any]) -> Built:
     built = Built()
     own = namespace.get("__name__")
     for name, value in list(namespace.items()):
-        if name.startswith("__") or isinstance(value, torch.Tensor):
+        if name.startswith("__") or issubclass(type(value), torch.Tensor):
             continue  # module-level tensors are followed state
-        _walk(built.values, name, value, own, 0)
+        found: dict[str, Seen] = {}
+        _walk(found, name, value, own, 0)
+        built.values.update(found)
+        if len(built.values) >= MAX_VALUES:
+            break
     for prefix, module in modules:
         for sub_name, sub in module.named_modules(prefix=prefix):
             for attr, value in list(vars(sub).items()):
-                if attr.startswith("_") or attr == "training" or isinstance(value, torch.Tensor):
+                if attr.startswith("_") or attr == "training" or issubclass(type(value), torch.Tensor):
                     continue
                 found = seen(value)
                 if found is not None:
@@ -115,8 +132,8 @@ def at_load(namespace: dict[str, Any], modules: list[tuple[str, torch.nn.Module]
 def _walk(into: dict[str, Seen], path: str, value: Any, own: Any, depth: int) -> None:
     """`value`'s scalars and tensors by path, into containers (dicts, lists, tuples) and the
     snippet's own classes and their instances (`CFG["offset"]`, `Config.scale`), as deep as
-    MAX_WALK_DEPTH and as many as MAX_VALUES."""
-    if len(into) >= MAX_VALUES:
+    MAX_WALK_DEPTH and as many as MAX_PER_NAME (`into` holds one top-level name's)."""
+    if len(into) >= MAX_PER_NAME:
         return
     found = seen(value)
     if found is not None:
@@ -125,14 +142,17 @@ def _walk(into: dict[str, Seen], path: str, value: Any, own: Any, depth: int) ->
     if depth >= MAX_WALK_DEPTH:
         return
     try:
+        room = MAX_PER_NAME - len(into)
         if type(value) is dict:
-            children = [(f"{path}[{safe_repr(k)}]", v) for k, v in list(value.items()) if type(k) in _SCALARS]
+            items = itertools.islice(value.items(), room)
+            children = [(f"{path}[{safe_repr(k)}]", v) for k, v in items if type(k) in _SCALARS]
         elif type(value) in (list, tuple):
-            children = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
-        elif getattr(value, "__module__", None) == own and isinstance(value, type):
+            children = [(f"{path}[{i}]", v) for i, v in enumerate(itertools.islice(value, room))]
+        elif issubclass(type(value), type) and vars(value).get("__module__") == own:
             children = [(f"{path}.{k}", v) for k, v in list(vars(value).items()) if not k.startswith("__")]
-        elif getattr(type(value), "__module__", None) == own and not isinstance(value, torch.nn.Module):
-            children = [(f"{path}.{k}", v) for k, v in list(vars(value).items()) if not k.startswith("__")]
+        elif vars(type(value)).get("__module__") == own and not issubclass(type(value), torch.nn.Module):
+            children = [(f"{path}.{k}", v) for k, v in list(object.__getattribute__(value, "__dict__").items())]
+            children = [(p, v) for p, v in children if not p.rsplit(".", 1)[-1].startswith("__")]
         else:
             return
     except Exception:  # noqa: BLE001 - a hostile object: not walked

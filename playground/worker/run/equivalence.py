@@ -190,7 +190,7 @@ def check(
 
 def _built_here(tracker: StateTracker | None, records: tuple[CallRecord, ...]) -> built.Built | None:
     """What the run's child built: its tracker's digests at load, each call's inputs."""
-    if tracker is None:
+    if tracker is None or tracker.built is None:
         return None
     mine = built.Built(tracker.built.values, tracker.built.state)
     mine.inputs = {rec.index: built.of_inputs(rec.snapshot) for rec in records}

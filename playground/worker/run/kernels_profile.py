@@ -29,7 +29,7 @@ from typing import Any
 from playground.engine.explain import snippet_line
 from playground.engine.report import KernelsProfile, KernelTime, OpTime, Timings
 from playground.worker import compat
-from playground.worker.capture.anatomy import ModuleInfo, modules
+from playground.worker.capture.anatomy import ModuleInfo, anatomy, modules
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.calls import CallsDone, clone_args
 
@@ -65,7 +65,13 @@ def profile(
         notes.append("the profiled calls compiled again: the profile includes a recompile")
     found = modules(capture.trace, capture.graphs)
     node_lines = {g.index: graph_node_lines(g.code, capture.snippet_path) for g in capture.graphs}
-    kernels, per_call, elsewhere = _kernels(events, found, capture.snippet_path, node_lines)
+    served = {
+        (graph.graph, module.pass_)
+        for graph in anatomy(capture.trace, capture.graphs, capture.backend_facts)
+        for module in graph.modules
+        if "hit" in (module.fx_graph_cache, graph.aot_autograd_cache)
+    }
+    kernels, per_call, elsewhere = _kernels(events, found, capture.snippet_path, node_lines, served)
     eager_events = compat.profiled(lambda: target(*eager_args), calls, device, MARKER)
     eager_us = _median([e.time_range.elapsed_us() for e in eager_events if e.name == MARKER])
     compiled_us = per_call["call"]
@@ -144,11 +150,17 @@ def graph_node_lines(code: str, snippet_path: str) -> dict[str, int]:
 
 
 def _kernels(
-    events: list[Any], found: list[ModuleInfo], snippet_path: str, node_lines: dict[int, dict[str, int]]
+    events: list[Any],
+    found: list[ModuleInfo],
+    snippet_path: str,
+    node_lines: dict[int, dict[str, int]],
+    served: set[tuple[int, str]],
 ) -> tuple[list[KernelTime], dict[str, float | None], list[str]]:
     """Each kernel with its median time per call, the medians per call of the whole call, the
     regions, the cache lookups and all kernels, and the other files whose stacks the cache
-    served (see the module's docstring)."""
+    served (see the module's docstring): only for a module the cache served (`served`: graph,
+    pass), since a target imported from another file has stacks that never pass through the
+    snippet either."""
     by_key = {m.key: m for m in found if m.key}
     forward = {m.compile_id: m for m in found if m.pass_ == "forward"}
     calls: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -195,7 +207,7 @@ def _kernels(
     for (graph, name), (module, _, kind) in order.items():
         us = _median([calls[c].get(f"k:{graph}:{name}", 0.0) for c in call_us])
         ops, nodes, lines, others = _provenance(module, name, kind, snippet_path)
-        if not lines and others:
+        if not lines and others and (graph, module.pass_) in served:
             elsewhere.update(dict.fromkeys(others))
             own = node_lines.get(graph, {})
             lines = tuple(sorted({own[n] for n in nodes if n in own}))

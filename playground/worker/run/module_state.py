@@ -31,7 +31,8 @@ def _named_modules(namespace: dict[str, Any], target: Any) -> list[tuple[str, to
         found.append(("model" if namespace.get("model") is target else "fn", target))
         seen.add(id(target))
     for name, value in list(namespace.items()):
-        if name.startswith("__") or not isinstance(value, torch.nn.Module) or id(value) in seen:
+        # type(), not isinstance: isinstance reads a __class__ the snippet may make raise
+        if name.startswith("__") or not issubclass(type(value), torch.nn.Module) or id(value) in seen:
             continue
         seen.add(id(value))
         found.append((name, value))

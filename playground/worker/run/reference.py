@@ -91,7 +91,8 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
         for index, raw in numbered(ctx, loaded):
             ctx.progress("reference", f"{side} call {index}", index)
             snapshot = clone_args(as_call(raw, index), request.settings.device)
-            built.inputs[index] = built_digests.of_inputs(snapshot)
+            if built is not None:
+                built.inputs[index] = built_digests.of_inputs(snapshot)
             try:
                 sink.call(call_side(ctx, index, snapshot, loaded.target, loaded, tracker, side, float64=float64))
             except RunFailure as exc:
