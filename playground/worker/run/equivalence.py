@@ -41,18 +41,18 @@ from playground.worker.run.value_walk import compare_values
 #: elements (noise dominates small ones); FLOOR = HARNESS_TOL / 10.
 HARNESS_TOL = 1e-4
 K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL, FLOOR = 2.0, 3.0, 1000, HARNESS_TOL / 10
+#: Eager's own RMS error against float64, over the float64 values' RMS, past which rounding no
+#: longer explains it (torch._dynamo.utils.same's loose tolerance): the float64 run, or eager's,
+#: computes another function (a value the snippet reads from outside: a file, a clock, a pid).
+LOOSE = 4e-2
 RULE = (
     "outside the tolerance, a value is judged as PyTorch's accuracy harness judges compiled models: "
     f"within rounding when it is within atol=rtol={HARNESS_TOL:g} of eager, or else, against a float64 run "
     f"of the same calls, compiled's RMS error <= k x eager's own + {FLOOR:g} "
     f"(k = {K_DEFAULT:g}; {K_SMALL_OR_HALF:g} for float16/bfloat16 and tensors under {SMALL_NUMEL} elements), "
-    f"when eager's own error is what rounding explains (its RMS error <= {4e-2:g} x the float64 values' RMS, "
+    f"when eager's own error is what rounding explains (its RMS error <= {LOOSE:g} x the float64 values' RMS, "
     "or 10 x the dtype's rtol when looser) and every process built the same inputs, state and module values"
 )
-#: Eager's own RMS error against float64, over the float64 values' RMS, past which rounding no
-#: longer explains it (torch._dynamo.utils.same's loose tolerance): the float64 run, or eager's,
-#: computes another function (a value the snippet reads from outside: a file, a clock, a pid).
-LOOSE = 4e-2
 #: Why processes built from the same bytes and seeds differ.
 DIFFERENT_BUILDS = (
     "module-level code or inputs() that reads the process (its pid, the time, an unseeded "
