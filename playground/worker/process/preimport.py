@@ -198,7 +198,7 @@ def effects_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     attribute by name (a few), the print options, the threads started."""
     out = []
     env_before, env_after = before["environ"], after["environ"]
-    env = sorted(k for k in {*env_before, *env_after} if env_before.get(k) != env_after.get(k) and k not in _OURS)
+    env = sorted(k for k in {*env_before, *env_after} if env_before.get(k) != env_after.get(k))
     if env:
         out.append("os.environ " + _few(env))
     old = before["attributes"]
@@ -219,10 +219,6 @@ def effects_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     if after["threads"] > before["threads"]:
         out.append(f"the threads ({after['threads'] - before['threads']} started)")
     return out
-
-
-#: The template's own variables (the restart's switches and skip list): never a library's change.
-_OURS = (SKIP_ENV, "COMPILE_PLAYGROUND_PREIMPORT_RESTARTED", "COMPILE_PLAYGROUND_REQUEUE")
 
 
 def _new_submodule(key: str, modules: set[str], new_modules: set[str]) -> bool:
