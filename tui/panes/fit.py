@@ -40,12 +40,13 @@ def _longest_line(cell: Cell) -> int:
 
 
 class WordTable:
-    """A table of words (`header`, then `rows`; `total`, if any, in bold at the end) drawn as
-    Rich's table with `show_edge=False`, its column widths chosen at drawing time so that no
-    word breaks (see the module's docstring). `justify` is per column; `title` heads it."""
+    """A table of words (`header`, then `rows`; `total`, if any, in `total_style` at the end)
+    drawn as Rich's table with `show_edge=False` (and no rules without `rules`), its column
+    widths chosen at drawing time so that no word breaks (see the module's docstring).
+    `justify` and `styles` are per column."""
 
-    #: Each column's padding (one space either side) and the rule between two columns.
-    PADDING, RULE = 2, 1
+    #: Each column's padding (one space either side).
+    PADDING = 2
 
     def __init__(
         self,
@@ -55,19 +56,26 @@ class WordTable:
         justify: Sequence[Justify] | None = None,
         total: Sequence[Cell] | None = None,
         total_style: str = "bold",
+        styles: Sequence[str] | None = None,
+        rules: bool = True,
+        header_style: str | None = None,
     ) -> None:
         self.header = tuple(header)
         self.rows = tuple(tuple(row) for row in rows)
         self.total = tuple(total) if total else None
         self.total_style = total_style
         self.justify = tuple(justify or ["left"] * len(self.header))
+        self.styles = tuple(styles or [""] * len(self.header))
+        self.rules = rules
+        self.header_style = header_style
 
     def _cells(self, column: int) -> list[Cell]:
         rows = self.rows + ((self.total,) if self.total else ())
         return [self.header[column], *(row[column] for row in rows)]
 
     def _extra(self) -> int:
-        return self.PADDING * len(self.header) + self.RULE * (len(self.header) - 1)
+        rule = 1 if self.rules else 0
+        return self.PADDING * len(self.header) + rule * (len(self.header) - 1)
 
     def ranges(self) -> list[tuple[int, int]]:
         """Each column's (longest word, longest line): the least and the most it needs."""
@@ -102,11 +110,15 @@ class WordTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = self.widths(options.max_width)
-        table = Table(show_edge=False, expand=False)
+        table = Table(show_edge=False, expand=False, padding=(0, 1))
+        if not self.rules:
+            table.box = None
+        if self.header_style is not None:
+            table.header_style = self.header_style
         for i, name in enumerate(self.header):
             width = None if widths is None else widths[i]
             # fold only where even the longest word cannot fit a line (widths is None)
-            table.add_column(name, justify=self.justify[i], width=width, overflow="fold")
+            table.add_column(name, justify=self.justify[i], width=width, overflow="fold", style=self.styles[i] or None)
         for row in self.rows:
             table.add_row(*row)
         if self.total:

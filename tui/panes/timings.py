@@ -77,7 +77,7 @@ def _kernels(report: Report) -> list[RenderableType]:
             continue
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=KERNEL_BAR + 2, no_wrap=True)
-        grid.add_column()
+        grid.add_column(overflow="fold")  # only a name longer than the line folds
         grid.add_row(Text("  " + bar(kernel.share, KERNEL_BAR)), styled(Line.of(*line.pieces, tag=line.tag)))
         parts.append(grid)
     return parts
