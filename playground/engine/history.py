@@ -165,6 +165,54 @@ class History:
         return None
 
 
+@dataclass(frozen=True)
+class Trend:
+    """One figure across the session's runs, oldest first: `values` are the runs that have it
+    (a run without timings, or whose speedup is not to be believed, has no speedup), and
+    `words` say the newest, the lowest and the highest, for the views that draw `values` as a
+    sparkline: the numbers stay beside the picture."""
+
+    label: str
+    values: tuple[float, ...]
+    words: str
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == " s":
+        return f"{value:.3g} s"
+    return f"{value:.0f}"
+
+
+def _trend(label: str, values: list[float | None], unit: str) -> Trend:
+    known = tuple(v for v in values if v is not None)
+    if not known:
+        return Trend(label, (), "n/a")
+    words = f"{_figure(known[-1], unit)} now"
+    if len(known) > 1:
+        words += f", {_figure(min(known), unit)} to {_figure(max(known), unit)}"
+    if len(known) < len(values):
+        words += f" ({len(known)} of {len(values)} runs)"
+    return Trend(label, known, words)
+
+
+def trends(entries: list[Entry]) -> tuple[Trend, ...]:
+    """Speedup, compile time, graphs and breaks across `entries` (oldest first)."""
+
+    def speedup(r: Report) -> float | None:
+        t = r.timings
+        return None if t is None or t.unreliable else t.speedup
+
+    reports = [e.report for e in entries]
+    return (
+        _trend("speedup", [speedup(r) for r in reports], "x"),
+        _trend("compile time", [r.timings.compile_s if r.timings else None for r in reports], " s"),
+        _trend("graphs", [None if r.error else float(r.graph_count) for r in reports], ""),
+        _trend("breaks", [None if r.error else float(r.graph_break_count) for r in reports], ""),
+    )
+
+
 def describe(before: Entry, after: Entry) -> str:
     """One line: "#3 -> #4: breaks 1 -> 0, graphs 2 -> 1" (or "no change")."""
     found = changes(before.report, after.report)
