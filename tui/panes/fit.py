@@ -41,7 +41,8 @@ def _longest_line(cell: Cell) -> int:
 
 class WordTable:
     """A table of words (`header`, then `rows`; `total`, if any, in `total_style` at the end)
-    drawn as Rich's table with `show_edge=False` (and no rules without `rules`), its column
+    drawn as Rich's table with `show_edge=False` (without `rules`: no rules, no padding at its
+    edges), its column
     widths chosen at drawing time so that no word breaks (see the module's docstring).
     `justify` and `styles` are per column."""
 
@@ -74,8 +75,10 @@ class WordTable:
         return [self.header[column], *(row[column] for row in rows)]
 
     def _extra(self) -> int:
-        rule = 1 if self.rules else 0
-        return self.PADDING * len(self.header) + rule * (len(self.header) - 1)
+        if self.rules:
+            return self.PADDING * len(self.header) + len(self.header) - 1
+        # Without rules the outer edges go unpadded: the table lines up with the text above it.
+        return self.PADDING * (len(self.header) - 1)
 
     def ranges(self) -> list[tuple[int, int]]:
         """Each column's (longest word, longest line): the least and the most it needs."""
@@ -112,7 +115,7 @@ class WordTable:
         widths = self.widths(options.max_width)
         table = Table(show_edge=False, expand=False, padding=(0, 1))
         if not self.rules:
-            table.box = None
+            table.box, table.pad_edge = None, False
         if self.header_style is not None:
             table.header_style = self.header_style
         for i, name in enumerate(self.header):
