@@ -168,9 +168,9 @@ class History:
 @dataclass(frozen=True)
 class Trend:
     """One figure across the session's runs, oldest first: `values` are the runs that have it
-    (a run without timings, or whose speedup is not to be believed, has no speedup), and
-    `words` say the newest, the lowest and the highest, for the views that draw `values` as a
-    sparkline: the numbers stay beside the picture."""
+    (a run that failed has no graph count, one without timings no speedup), and `words` say
+    the newest, the lowest and the highest, for the views that draw `values` as a sparkline:
+    the numbers stay beside the picture."""
 
     label: str
     values: tuple[float, ...]
@@ -185,29 +185,38 @@ def _figure(value: float, unit: str) -> str:
     return f"{value:.0f}"
 
 
-def _trend(label: str, values: list[float | None], unit: str) -> Trend:
-    known = tuple(v for v in values if v is not None)
+def _trend(label: str, values: list[float | None], unit: str, doubtful: list[bool] | None = None) -> Trend:
+    """`doubtful` marks the values measured but not to be believed (an unreliable speedup):
+    drawn with the rest, since a busy machine would leave no picture at all, and counted in
+    the words, whose "now" never states a doubtful figure as a result."""
+    doubtful = doubtful or [False] * len(values)
+    known = [(v, d) for v, d in zip(values, doubtful) if v is not None]
     if not known:
         return Trend(label, (), "n/a")
-    words = f"{_figure(known[-1], unit)} now"
+    newest, newest_doubtful = known[-1]
+    parts = ["now unreliable" if newest_doubtful else f"{_figure(newest, unit)} now"]
     if len(known) > 1:
-        words += f", {_figure(min(known), unit)} to {_figure(max(known), unit)}"
+        parts.append(f"{_figure(min(v for v, _ in known), unit)} to {_figure(max(v for v, _ in known), unit)}")
+    if any(d for _, d in known):
+        parts.append(f"{sum(d for _, d in known)} unreliable")
+    words = ", ".join(parts)
     if len(known) < len(values):
         words += f" ({len(known)} of {len(values)} runs)"
-    return Trend(label, known, words)
+    return Trend(label, tuple(v for v, _ in known), words)
 
 
 def trends(entries: list[Entry]) -> tuple[Trend, ...]:
     """Speedup, compile time, graphs and breaks across `entries` (oldest first)."""
-
-    def speedup(r: Report) -> float | None:
-        t = r.timings
-        return None if t is None or t.unreliable else t.speedup
-
     reports = [e.report for e in entries]
+    timings = [r.timings for r in reports]
     return (
-        _trend("speedup", [speedup(r) for r in reports], "x"),
-        _trend("compile time", [r.timings.compile_s if r.timings else None for r in reports], " s"),
+        _trend(
+            "speedup",
+            [t.speedup if t else None for t in timings],
+            "x",
+            doubtful=[bool(t and t.unreliable) for t in timings],
+        ),
+        _trend("compile time", [t.compile_s if t else None for t in timings], " s"),
         _trend("graphs", [None if r.error else float(r.graph_count) for r in reports], ""),
         _trend("breaks", [None if r.error else float(r.graph_break_count) for r in reports], ""),
     )

@@ -28,7 +28,7 @@ def session() -> History:
     history = History()
     for n, (speedup, compile_s, graphs, breaks) in enumerate(SAVES):
         report = copy.deepcopy(base)
-        report["timings"].update(compile_s=compile_s, speedup=speedup or 1.9)
+        report["timings"].update(compile_s=compile_s, speedup=speedup or 3.9)
         if speedup is None:
             report["timings"]["unreliable"] = "machine busy: other processes used 1.8 of 2 CPUs meanwhile"
         report.update(graph_count=graphs, graph_break_count=breaks)
@@ -45,17 +45,25 @@ def session() -> History:
 
 def test_trends_are_the_runs_figures_oldest_first_with_their_words():
     speedup, compile_time, graphs, breaks = trends(session().entries)
-    assert speedup.values == (0.47, 0.52, 1.31, 1.62)  # the unreliable run has none
-    assert speedup.words == "1.62x now, 0.47x to 1.62x (4 of 5 runs)"
+    # The unreliable run's measured figure is drawn, counted, and never called the speedup.
+    assert speedup.values == (0.47, 0.52, 1.31, 3.9, 1.62)
+    assert speedup.words == "1.62x now, 0.47x to 3.90x, 1 unreliable"
+    newest_doubtful = trends(session().entries[:4])[0]
+    assert newest_doubtful.words == "now unreliable, 0.47x to 3.90x, 1 unreliable"
     assert compile_time.values == (0.90, 0.84, 0.41, 0.45, 0.38)
     assert compile_time.words == "0.38 s now, 0.38 s to 0.9 s"
     assert graphs.values == (2, 2, 1, 1, 1) and graphs.words == "1 now, 1 to 2"
     assert breaks.values == (1, 1, 0, 0, 0) and breaks.words == "0 now, 0 to 1"
 
 
-def test_one_run_has_no_range():
+def test_one_run_has_no_range_and_a_failed_run_no_counts():
     speedup, *_ = trends(session().entries[:1])
     assert speedup.words == "0.47x now"
+    failed = Report.from_dict(load_fixture("fullgraph_refusal"))
+    history = session()
+    history.add(failed, "", at=300.0)
+    *_, graphs, breaks = trends(history.entries)
+    assert graphs.values == (2, 2, 1, 1, 1) and graphs.words == "1 now, 1 to 2 (5 of 6 runs)"
 
 
 @pytest.fixture
@@ -87,7 +95,7 @@ async def test_history_shows_a_sparkline_per_figure_with_its_numbers(utc):
             row.id: (list(row.query_one(Sparkline).data or []), str(row.query(Static).last().content))
             for row in screen.query(".trend")
         }
-    assert lines["trend-speedup"] == ([0.47, 0.52, 1.31, 1.62], "1.62x now, 0.47x to 1.62x (4 of 5 runs)")
+    assert lines["trend-speedup"] == ([0.47, 0.52, 1.31, 3.9, 1.62], "1.62x now, 0.47x to 3.90x, 1 unreliable")
     assert lines["trend-compile-time"][0] == [0.90, 0.84, 0.41, 0.45, 0.38]
     assert lines["trend-breaks"] == ([1, 1, 0, 0, 0], "0 now, 0 to 1")
 

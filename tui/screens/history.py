@@ -58,10 +58,10 @@ class HistoryScreen(ModalScreen[None]):
     HistoryScreen OptionList, HistoryScreen OptionList:focus { height: 1fr; border: none; }
     HistoryScreen #history-trends { height: auto; padding: 0 1; border-bottom: hkey $accent; }
     HistoryScreen #history-trends-title { color: $text-muted; }
-    HistoryScreen .trend { height: 1; }
+    HistoryScreen .trend { height: auto; }
     HistoryScreen .trend-label { width: 13; }
     HistoryScreen .trend Sparkline { width: 16; margin-right: 1; }
-    HistoryScreen .trend-words { width: 1fr; }
+    HistoryScreen .trend-words { width: 1fr; height: auto; }
     HistoryScreen #history-hint { padding: 0 1; color: $text-muted; }
     HistoryScreen PaneView { height: 1fr; border-top: hkey $accent; }
     """
