@@ -194,12 +194,17 @@ def _trend(label: str, values: list[float | None], unit: str, doubtful: list[boo
     if not known:
         return Trend(label, (), "n/a")
     newest, newest_doubtful = known[-1]
-    parts = ["now unreliable" if newest_doubtful else f"{_figure(newest, unit)} now"]
-    if len(known) > 1:
-        parts.append(f"{_figure(min(v for v, _ in known), unit)} to {_figure(max(v for v, _ in known), unit)}")
-    if any(d for _, d in known):
-        parts.append(f"{sum(d for _, d in known)} unreliable")
-    words = ", ".join(parts)
+    span = f"{_figure(min(v for v, _ in known), unit)} to {_figure(max(v for v, _ in known), unit)}"
+    doubted = sum(d for _, d in known)
+    if doubted == len(known):
+        words = f"all {doubted} unreliable" + (f": {span}" if len(known) > 1 else f": {_figure(newest, unit)}")
+    else:
+        parts = ["now unreliable" if newest_doubtful else f"{_figure(newest, unit)} now"]
+        if len(known) > 1:
+            parts.append(span)
+        if doubted:
+            parts.append(f"{doubted} unreliable")
+        words = ", ".join(parts)
     if len(known) < len(values):
         words += f" ({len(known)} of {len(values)} runs)"
     return Trend(label, tuple(v for v, _ in known), words)

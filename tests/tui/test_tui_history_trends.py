@@ -50,6 +50,8 @@ def test_trends_are_the_runs_figures_oldest_first_with_their_words():
     assert speedup.words == "1.62x now, 0.47x to 3.90x, 1 unreliable"
     newest_doubtful = trends(session().entries[:4])[0]
     assert newest_doubtful.words == "now unreliable, 0.47x to 3.90x, 1 unreliable"
+    busy = trends(session().entries[3:4] * 2)[0]  # a busy machine: no speedup to believe
+    assert busy.values == (3.9, 3.9) and busy.words == "all 2 unreliable: 3.90x to 3.90x"
     assert compile_time.values == (0.90, 0.84, 0.41, 0.45, 0.38)
     assert compile_time.words == "0.38 s now, 0.38 s to 0.9 s"
     assert graphs.values == (2, 2, 1, 1, 1) and graphs.words == "1 now, 1 to 2"
