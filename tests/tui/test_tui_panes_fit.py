@@ -28,8 +28,8 @@ from tui_fakes import FIXTURES, canned, pressing, settle, snapshot_app
 from playground.engine.report import Report
 from playground.engine.wording import phases
 from tui import panes
-from tui.keys import PANES
-from tui.widgets import PaneBody
+from tui.keys.table import PANES
+from tui.widgets.display import PaneBody
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The real model's report, and the snippet it ran (a copy of snippets/models/llama.py).
