@@ -20,7 +20,7 @@ from typing import Any
 from playground.engine.events import Trace
 from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.wording import breaks, compiled, explained, guard_what_if, phases, timings
+from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import CODE, Line, plural
@@ -204,8 +204,12 @@ def _head_markdown(r: Report) -> list[str]:
     if r.content_sha256:
         out.append(f"- content sha256: `{r.content_sha256[:16]}…`")
     out.append("")
-    if r.error:
-        out += ["## Error", "", f"`{_cell(r.error.one_line())}`", ""]
+    refusal = errors.refusal_words(r)
+    if refusal:
+        # A break fullgraph=True refused is the run's finding: the app's and check's words.
+        out += ["## Refused graph break", "", f"`{_cell(refusal)}`", ""]
+    elif r.error:
+        out += ["## Error", "", f"`{_cell(errors.missing_backend(r) or r.error.one_line())}`", ""]
     if r.recompile_limit_hit:
         out += ["**Recompile limit hit**: " + "; ".join(r.recompile_limit_functions), ""]
     return out

@@ -18,6 +18,7 @@ from rich.text import Text
 from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
+from playground.engine.wording.errors import FULL_WIDTH
 from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural, styled
 from tui.panes.reasons import parse_reasons
@@ -145,7 +146,7 @@ def render_source(
                 grid.add_row("", "", row)
     parts: list[RenderableType] = []
     if _refused(report, error) is not None:
-        parts.append(Text(refusal_words(report, width=90), style=BAD))
+        parts.append(Text(refusal_words(report, width=FULL_WIDTH), style=BAD))
     elif error is not None:
         parts.append(error_headline(error))
     if stale and marks and report is not None:
