@@ -1,8 +1,8 @@
 """Guards per compiled entry, with the guard whose failure caused a recompile picked out.
 
-A recompile reason names the entry it failed against ("0/0: tensor 'x' size mismatch ..."),
-so the failing guard is found in that entry's list: by the reason's own text when it is a
-guard expression ("L['lr'] == 0.1"), else by the tensor it names.
+A recompile reason names the entry it failed against ("0/0: tensor 'x' size mismatch ..."):
+the worker finds the failing guard in that entry's list (`GuardFailure.guard`,
+playground/worker/capture/reasons.py).
 """
 
 from __future__ import annotations
@@ -17,47 +17,20 @@ from playground.engine.explain import guard_rank, short_guard, value_leaf
 from playground.engine.report import GuardDetail, Report
 from playground.engine.wording import explained
 from tui.panes.common import BAD, DIM, HEADING, plural, styled_lines
-from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
-
-_TENSOR = re.compile(r"tensor '(?P<name>[^']+)'")
 
 
 def failing_guards(report: Report) -> dict[str, list[tuple[int | None, str]]]:
-    """compile_id -> [(index of the failing guard in that entry or None, the reason)]."""
-    by_id = {entry.compile_id: entry.guards for entry in report.guards}
+    """compile_id -> [(index of the failing guard in that entry or None, the failed check)], as
+    the worker read the recompiles' reasons (`Recompile.failures`)."""
     found: dict[str, list[tuple[int | None, str]]] = {}
     for recompile in report.recompiles:
-        for reason in parse_reasons(recompile.reasons):
-            if reason.compile_id is None:
+        for failure in recompile.failures:
+            if failure.entry is None:
                 continue
-            guards = by_id.get(reason.compile_id, ())
-            index = _find_guard(guards, reason.expression)
-            failures = found.setdefault(reason.compile_id, [])
-            if (index, reason.expression) not in failures:
-                failures.append((index, reason.expression))
+            failures = found.setdefault(failure.entry, [])
+            if (failure.guard, failure.check) not in failures:
+                failures.append((failure.guard, failure.check))
     return found
-
-
-def _find_guard(guards: tuple[str, ...], expression: str) -> int | None:
-    wanted = normalize(expression)
-    if wanted:
-        for index, guard in enumerate(guards):
-            check = strip_comment(guard.split(": ", 1)[-1])
-            if normalize(check) == wanted:
-                return index
-        for index, guard in enumerate(guards):
-            if wanted in normalize(guard):
-                return index
-    tensor = _TENSOR.search(expression)
-    if tensor:
-        source = f"L['{tensor['name']}']"
-        for index, guard in enumerate(guards):
-            if "TENSOR_MATCH" in guard and source in guard:
-                return index
-        for index, guard in enumerate(guards):
-            if source in guard:
-                return index
-    return None
 
 
 def render_guards(report: Report) -> RenderableType:
@@ -87,14 +60,12 @@ def render_guards(report: Report) -> RenderableType:
         parts.append(title)
         marked = {index: reason for index, reason in failures if index is not None}
         for index, guard in enumerate(entry.guards):
-            check, comment = split_comment(guard)
+            # torch's guard line as logged: a report this old has no parsed guards (guard_details).
             if index in marked:
                 line = Text("▶ FAILED ", style=f"{BAD} reverse")
-                line.append(check, style=BAD)
+                line.append(guard, style=BAD)
             else:
-                line = Text(f"  {check}")
-            if comment:
-                line.append(f"  {comment}", style=DIM)
+                line = Text(f"  {guard}")
             parts.append(line)
         for index, reason in failures:
             if index is None:

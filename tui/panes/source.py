@@ -21,7 +21,6 @@ from playground.engine.wording import compiled
 from playground.engine.wording.errors import FULL_WIDTH
 from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural, styled
-from tui.panes.reasons import parse_reasons
 
 #: The kernels' mark: set apart from the findings (B, R, E) and from the guards' dim G.
 KERNEL = "bold cyan"
@@ -51,8 +50,7 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
                 by_line.setdefault(recompile.line, []).append(recompile)
         for line, recompiles in by_line.items():
             latest = recompiles[-1]
-            parsed = parse_reasons(latest.reasons)
-            reason = parsed[0].expression if parsed else "guard failed"
+            reason = latest.failures[0].check if latest.failures else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
         # K: a line whose ops a profiled kernel holds; before G, whose line it often shares.
