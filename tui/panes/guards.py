@@ -7,13 +7,10 @@ playground/worker/capture/reasons.py).
 
 from __future__ import annotations
 
-import re
-
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.explain import guard_rank, short_guard, value_leaf
 from playground.engine.report import GuardDetail, Report
 from playground.engine.wording import explained
 from tui.panes.common import BAD, DIM, HEADING, plural, styled_lines
@@ -97,7 +94,7 @@ def _entry_rows(guards: tuple[GuardDetail, ...]) -> list[RenderableType]:
     structure: list[GuardDetail] = []
     internal = 0
     for g in guards:
-        rank = guard_rank(g.kind, g.arg, g.check)
+        rank = g.rank
         if g.internal:
             internal += 1
         elif g.line:
@@ -146,7 +143,7 @@ def _entry_rows(guards: tuple[GuardDetail, ...]) -> list[RenderableType]:
 def _folded_values(values: list[GuardDetail]) -> str:
     """Module attributes' values, the same setting on many modules folded into one item
     (`.training == False ×9`), each other one by the path the snippet would write."""
-    leaves = [value_leaf(g.check, g.arg) for g in values]
+    leaves = [g.leaf for g in values]
     counts: dict[str, int] = {}
     for leaf in leaves:
         if leaf:
@@ -161,8 +158,10 @@ def _folded_values(values: list[GuardDetail]) -> str:
 
 
 def _root(arg: str) -> str:
-    return re.split(r"[.\[]", arg, maxsplit=1)[0]
+    """`net.layer[0].w` -> `net`: the variable an argument's path starts from."""
+    cut = min((i for i in (arg.find("."), arg.find("[")) if i >= 0), default=len(arg))
+    return arg[:cut]
 
 
 def _short(guard: GuardDetail) -> str:
-    return short_guard(guard.kind, guard.check, guard.arg)
+    return guard.shown

@@ -15,7 +15,6 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
 from playground.engine.wording.errors import FULL_WIDTH
@@ -61,7 +60,7 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
         for entry in report.explanation.guards[:1]:
             for g in entry.guards:
                 if g.line and not g.internal:
-                    guard_lines.setdefault(g.line, []).append((guard_rank(g.kind, g.arg, g.check), g.arg or g.check))
+                    guard_lines.setdefault(g.line, []).append((g.rank, g.arg or g.check))
         for line, ranked in guard_lines.items():
             # What the next call or edit can make fail first (shapes, values), then structure.
             args = [arg for _, arg in sorted(ranked, key=lambda pair: pair[0])]
