@@ -131,6 +131,7 @@ FAST_MODULES = frozenset(
         "test_follow_imports",
         "test_serve",
         "test_limits_unit",
+        "test_docs",
     }
 )
 

@@ -28,8 +28,8 @@ from playground.engine.report import Report, RunError
 from playground.engine.wording.timings import speedup_reasons, timing_notes
 from playground.worker.capture.refusals import read_error
 from tui.factory import make_app
-from tui.findings import missing_backend, refusal_words, refused_break
 from tui.panes import render_breaks, render_source, render_timings
+from tui.run.findings import missing_backend, refusal_words, refused_break
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ from rich.text import Text
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
 from playground.engine.wording.errors import FULL_WIDTH
-from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural, styled
+from tui.run.findings import refusal_words, refused_break
 
 #: The kernels' mark: set apart from the findings (B, R, E) and from the guards' dim G.
 KERNEL = "bold cyan"
