@@ -13,8 +13,8 @@ from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.wording.errors import FULL_WIDTH, refusal_words
 from tui.panes import render_breaks, render_source
-from tui.state import RunState, View
-from tui.summary import summary_text
+from tui.run.view import RunState, View
+from tui.widgets.summary_bar import summary_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
