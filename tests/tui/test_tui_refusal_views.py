@@ -9,6 +9,7 @@ from pathlib import Path
 from tui_fakes import FIXTURES, load_fixture, plain
 
 from playground.cli.textreport import render
+from playground.engine.exports import markdown_report
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.wording.errors import FULL_WIDTH, refusal_words
@@ -49,6 +50,8 @@ def _assert_worded_alike(report: Report, source: str) -> str:
         assert _flat(line) in app_site, line
     text = render(report)
     assert "ERROR" not in text  # a refusal is the run's finding, as in the app
+    markdown = markdown_report(report)
+    assert f"`{words}`" in markdown and "## Error" not in markdown  # and in the Markdown export
     return words
 
 
