@@ -63,11 +63,3 @@ def test_failures_travel_on_the_wire_and_are_absent_when_empty():
     assert data["failures"] == [{"entry": "0/0", "check": "x == 1", "comment": "", "context": [], "guard": None}]
     assert Recompile.from_dict(data) == recompile
     assert "failures" not in Recompile(function="f").to_dict()
-
-
-def test_canned_fixtures_hold_what_the_worker_reads_from_their_reasons():
-    # The fixtures were written by a worker: their reasons read as their failures say.
-    for name in ("recompile_limit", "why_recompile_lr", "break_in_loop"):
-        report = Report.from_dict(json.loads((FIXTURES / f"{name}.json").read_text()))
-        assert report.recompiles, name
-        assert reasons.read(report.recompiles, report.guards) == report.recompiles, name
