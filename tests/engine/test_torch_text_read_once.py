@@ -73,7 +73,12 @@ def test_no_regex_over_torchs_text_outside_the_worker():
 
 def test_the_known_readers_of_torchs_text_moved_to_the_worker():
     assert not (ROOT / "tui" / "panes" / "reasons.py").exists()
-    for rel in ("tui/run/findings.py", "tui/panes/guards.py", "tui/panes/recompiles.py", "playground/engine/explain.py"):
+    for rel in (
+        "tui/run/findings.py",
+        "tui/panes/guards.py",
+        "tui/panes/recompiles.py",
+        "playground/engine/explain.py",
+    ):
         assert _regexes(ROOT / rel) == [], rel
     worker = ROOT / "playground" / "worker" / "capture"
     for rel in ("refusals.py", "reasons.py", "explain/guards.py", "explain/recompiles.py", "explain/guard_text.py"):
