@@ -42,11 +42,3 @@ def missing_backend(report: Report | None) -> str:
     if error.missing_package:
         return f"backend {backend} needs a package that is not installed here: {error.missing_package}"
     return ""
-
-
-def error_words(report: Report, width: int = 70) -> str:
-    """The run's error as one line: its refusal or missing package when it is one, else the
-    error itself (`compile error (line 3): Unsupported: …`)."""
-    if report.error is None:
-        return ""
-    return refusal_words(report, width) or missing_backend(report) or report.error.one_line()
