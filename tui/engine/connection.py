@@ -22,7 +22,7 @@ def _read_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class EngineDriver:
+class EngineConnection:
     """Owns the engine, the lock runs take turns on (lent to the settings matrix too), and the
     run in flight."""
 
