@@ -6,10 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
-import shutil
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -43,13 +40,14 @@ from tui.engine.messages import (
     WorkerRestarted,
 )
 from tui.engine.protocol import Engine
+from tui.files.editor import editor_command, run_editor
 from tui.files.exports import shown, write_markdown
 from tui.files.gallery import GalleryEntry, list_gallery, open_copy
 from tui.keys.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
 from tui.keys.palette import PlaygroundPalette
 from tui.keys.table import BINDINGS
 from tui.run.pipeline import RunPipeline
-from tui.run.view import RunState
+from tui.run.view import RunState, View
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
@@ -92,7 +90,7 @@ class PlaygroundApp(App[None]):
         # after k, opening the Code pane, or u.
         self.pipeline = RunPipeline(
             self,
-            self.main,
+            self._show_view,
             snippet,
             engine,
             settings,
@@ -104,6 +102,9 @@ class PlaygroundApp(App[None]):
         )
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
+
+    def _show_view(self, view: View) -> None:
+        self.main.view = view
 
     # What the keys, the palette's commands and the tests read: the pipeline's.
     @property
@@ -260,7 +261,7 @@ class PlaygroundApp(App[None]):
 
     def action_command_palette(self) -> None:
         """Textual's palette, bounded and never running a result of an earlier text (see
-        `tui.palette`)."""
+        `tui.keys.palette`)."""
         if self.use_command_palette and not PlaygroundPalette.is_open(self):
             self.push_screen(PlaygroundPalette(id="--command-palette"))
 
@@ -435,37 +436,3 @@ class PlaygroundApp(App[None]):
             self.notify(problem, title="edit", severity="error", timeout=10)
             return
         self.request_run("edited")
-
-
-def editor_command(name: str, editor: str, snippet: Path) -> tuple[list[str], str]:
-    """The command line that edits `snippet` with `editor` (the value of $`name`), or the
-    reason it cannot run, found before the terminal is handed over."""
-    try:
-        words = shlex.split(editor)
-    except ValueError as exc:
-        return [], f"${name} cannot be read as a command ({exc}): {editor!r}"
-    if not words:
-        return [], f"${name} holds no command: {editor!r}"
-    program = words[0]
-    if shutil.which(program) is None:
-        why = "is a folder" if os.path.isdir(program) else "was not found or is not executable"
-        return [], f"${name}: {program!r} {why}"
-    return [*words, str(snippet)], ""
-
-
-def run_editor(argv: list[str]) -> str:
-    """Run the editor in the terminal (the app suspended); what went wrong, or "".
-
-    Returns rather than raises: `App.suspend()` gives the terminal back only when its block
-    ends normally, so an exception here would leave the screen blank and keys echoing."""
-    try:
-        status = subprocess.run(argv, check=False).returncode
-    except Exception as exc:  # OSError mostly; ValueError for a NUL in the command line
-        return f"could not start {argv[0]!r}: {exc}"
-    except KeyboardInterrupt:
-        return f"{argv[0]!r} was interrupted"
-    if status < 0:
-        return f"{argv[0]!r} was killed by signal {-status}"
-    if status:
-        return f"{argv[0]!r} exited with status {status}: not rerun (saving still reruns)"
-    return ""

@@ -33,7 +33,7 @@ from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
 from tui.engine.host import EngineHost
-from tui.engine.intake import error_report, short_error
+from tui.engine.intake import error_report
 from tui.engine.messages import (
     DiagnosticsReady,
     Progress,
@@ -46,22 +46,22 @@ from tui.engine.messages import (
 )
 from tui.engine.protocol import Engine
 from tui.files.exports import TRACE_DIR, save_trace, shown
-from tui.run.results import RunResults
+from tui.run.results import RunResults, short_error
 from tui.run.snippet import ShownSnippet
 from tui.run.view import RunState, View
 from tui.run.watching import SnippetWatching
-from tui.screens.main import MainScreen
 from tui.workshop.presenter import Presenting
 
 
 class RunPipeline:
     """Owns the snippet, the watcher, the run state and the engine's host for `app`, and
-    publishes each change as a `View` to `main`. Read through the public properties below."""
+    hands each change to `show` as one frozen `View` (the app's main screen shows it). Read
+    through the public properties below."""
 
     def __init__(
         self,
         app: App[Any],
-        main: MainScreen,
+        show: Callable[[View], None],
         snippet: Path,
         engine: Engine,
         settings: Settings,
@@ -73,7 +73,7 @@ class RunPipeline:
         passes: Passes = NO_PASSES,
     ) -> None:
         self._app = app
-        self.main = main
+        self._show = show
         self.settings = settings
         #: What every run asks of the worker beyond its report (playground/engine/passes.py):
         #: Dynamo's code once the Code pane is first opened, the kernels profile after key k, the
@@ -129,8 +129,8 @@ class RunPipeline:
         return self._results.shown()
 
     def publish(self) -> None:
-        """Build the frozen View from the current state and hand it to the main screen."""
-        self.main.view = View(
+        """Build the frozen View from the current state and hand it to `show`."""
+        view = View(
             snippet_name=one_line(self.snippet.name),
             source=self._source.text,
             settings=self.settings,
@@ -142,6 +142,7 @@ class RunPipeline:
             since=self._results.since,
             passes=self.passes,
         )
+        self._show(view)
 
     def show_run(self, state: RunState) -> None:
         self._run_state = state
