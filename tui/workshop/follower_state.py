@@ -14,11 +14,11 @@ from rich.text import Text
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
 from playground.engine.textsafe import visible
-from tui.engine.intake import short_error, source_text, visible_report, visible_value
+from tui.engine.intake import source_text, visible_report, visible_value
 from tui.keys.table import PANES
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.run.compare import since_previous
-from tui.run.results import is_good
+from tui.run.results import is_good, short_error
 from tui.run.view import RunState, View
 
 _PANE_TITLES = dict(PANES)
