@@ -20,10 +20,11 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.settings import Settings, dynamic_name
 from playground.engine.snippet import read_regular_bytes
@@ -122,7 +123,7 @@ class PresenterState:
     snippet_name: str = ""
     run: int = 0
     pane: str = ""
-    hello: dict[str, Any] = field(default_factory=dict)
+    hello: WorkerHello | None = None
     since: float = 0.0
     ended_at: float | None = None
 
@@ -136,7 +137,7 @@ class PresenterState:
             "snippet_name": self.snippet_name,
             "run": self.run,
             "pane": self.pane,
-            "hello": self.hello,
+            "hello": self.hello.to_dict() if self.hello is not None else {},
             "since": self.since,
             "ended_at": self.ended_at,
         }
@@ -151,7 +152,7 @@ class PresenterState:
             snippet_name=str(data.get("snippet_name") or ""),
             run=int(data.get("run") or 0),
             pane=str(data.get("pane") or ""),
-            hello=dict(data.get("hello") or {}),
+            hello=WorkerHello.from_dict(data["hello"]) if data.get("hello") else None,
             since=float(data.get("since") or 0.0),
             ended_at=None if data.get("ended_at") is None else float(data["ended_at"]),
         )

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 from playground.engine.client import WorkerClient
 from playground.engine.events import EventHandler, RunResult
-from playground.engine.settings import Settings
+from playground.engine.hello import WorkerHello
+from playground.engine.run_request import RunRequest
 
 T = TypeVar("T")
 
@@ -31,17 +32,11 @@ class SyncWorker:
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> WorkerHello:
         return self._call(self.client.start())
 
-    def run(
-        self,
-        path: str,
-        settings: Settings | None = None,
-        on_event: EventHandler | None = None,
-        **kwargs: Any,
-    ) -> RunResult:
-        return self._call(self.client.run(path, settings or Settings(), on_event, **kwargs))
+    def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
+        return self._call(self.client.run(request, on_event))
 
     def cancel(self) -> None:
         self._call(self.client.cancel())

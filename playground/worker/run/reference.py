@@ -71,7 +71,7 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
     too): the snippet's own classes in what it returns are then found again when unpickled."""
     ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
-    scope = loading.SnippetScope(request.path, name, not request.warmup)
+    scope = loading.SnippetScope(request.run.path, name, not request.warmup)
     float64 = side == "float64"
     try:
         loaded = loading.prepare(ctx, loading.load(ctx, scope))
@@ -81,7 +81,7 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
         tracker = StateTracker(loaded.module, loaded.target)
         for index, raw in numbered(ctx, loaded):
             ctx.progress("reference", f"{side} call {index}", index)
-            snapshot = clone_args(as_call(raw, index), request.settings.device)
+            snapshot = clone_args(as_call(raw, index), request.run.settings.device)
             try:
                 sink.call(call_side(ctx, index, snapshot, loaded.target, loaded, tracker, side, float64=float64))
             except RunFailure as exc:
@@ -92,7 +92,9 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
         sink.end(SideResult(error=exc.error, complete=True))
     except Exception as exc:  # noqa: BLE001 - the reference's failure is reported, never raised
         sink.end(
-            SideResult(error=failure("snippet", exc, request.path, f"the {side} reference raised").error, complete=True)
+            SideResult(
+                error=failure("snippet", exc, request.run.path, f"the {side} reference raised").error, complete=True
+            )
         )
     finally:
         scope.close()
