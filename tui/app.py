@@ -26,6 +26,7 @@ from playground import snippets_dir
 from playground.engine.matrix import combinations
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
+from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
@@ -71,6 +72,7 @@ class PlaygroundApp(RunPipeline):
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
+        run_flags: RunFlags = DEFAULT_RUN_FLAGS,
     ) -> None:
         super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
@@ -78,6 +80,7 @@ class PlaygroundApp(RunPipeline):
         # --kernels, --code, --guard-what-if: the runs ask from the first one, as after k, opening
         # the Code pane, or u.
         self.passes = passes
+        self.run_flags = run_flags  # --no-timing, --min-run-time: every run, as for `watch`
 
     def on_mount(self) -> None:
         # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
@@ -184,7 +187,7 @@ class PlaygroundApp(RunPipeline):
             # Both need the worker; shown but disabled while torch is still starting.
             return True if self.hello is not None else None
         if action == "toggle_device":
-            cuda = bool((self.hello or {}).get("cuda_available"))
+            cuda = self.hello is not None and self.hello.cuda_available
             # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
             return True if cuda or self.settings.device == "cuda" else None
         if action == "move_line":

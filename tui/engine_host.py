@@ -13,8 +13,10 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from playground.engine.events import RunEvent
+from playground.engine.hello import WorkerHello
 from playground.engine.live import LiveRun
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.run_request import RunFlags
 from playground.engine.textsafe import visible
 from tui.driver import EngineDriver
 from tui.engine import Engine
@@ -34,13 +36,15 @@ class EngineHost(App[None]):
         #: Dynamo's code once the Code pane is first opened, the kernels profile after key k, the
         #: guard what-if after key u, or any of them from the command line's flags.
         self.passes: Passes = NO_PASSES
+        #: What the command line asks of every run (--no-timing, --min-run-time), as for `watch`.
+        self.run_flags: RunFlags = RunFlags()
 
     @property
     def engine(self) -> Engine:
         return self._engine_driver.engine
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> WorkerHello | None:
         """The worker's handshake; None while torch is still starting."""
         return self._engine_driver.lifecycle.hello
 
@@ -73,7 +77,7 @@ class EngineHost(App[None]):
                 if message is not None:
                     self.post_message(message)
 
-            result = await self._engine_driver.run(request, on_event, self.passes)
+            result = await self._engine_driver.run(request.request, on_event)
             if result is not None:
                 report = visible_report(result.report)
                 self.post_message(RunFinished(request.generation, report, result.trace))

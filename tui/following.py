@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from rich.text import Text
 
+from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
 from playground.engine.textsafe import visible
@@ -79,12 +80,12 @@ class Following:
         """The main screen's value for the shown run, as the presenter's app showed it: an
         error run keeps the last good report under it, marked STALE."""
         run = self.shown
-        hello = dict(self.presenter.hello) if self.presenter else {}
+        hello = self.presenter.hello if self.presenter else None
         if run is None:
             words = (
                 "presenter has left before any run" if self.presenter_gone else "waiting for the presenter's first run"
             )
-            return View(snippet_name="(no run yet)", hello=hello or None, run=RunState("idle", message=words))
+            return View(snippet_name="(no run yet)", hello=hello, run=RunState("idle", message=words))
         good = next((r for r in reversed(self.runs[: self.position + 1]) if is_good(r.report)), None)
         report = run.report
         if is_good(report):
@@ -96,7 +97,7 @@ class Following:
             snippet_name=run.snippet_name,
             source=source_text(run.source.encode("utf-8", "replace")),
             settings=run.settings,
-            hello=hello or {"torch_version": report.torch_version},
+            hello=hello or WorkerHello(torch_version=report.torch_version),
             run=state,
             report=good.report if good else None,
             attempt=report,

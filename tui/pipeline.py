@@ -27,6 +27,7 @@ from playground.engine.events import Trace
 from playground.engine.history import History
 from playground.engine.live import LiveRun, LiveRuns
 from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
@@ -171,7 +172,8 @@ class RunPipeline(EngineHost):
             return
         self.show_run(RunState("queued", message=reason))
         prepared = self._source.prepared(self.settings)
-        self.send(LiveRun(self.generation, self.snippet, prepared, trace))
+        request = RunRequest(prepared, self.run_flags, self.passes, trace=trace)
+        self.send(LiveRun(self.generation, self.snippet, request))
 
     def hold_runs(self, why: str) -> asyncio.Lock:
         """Lend the engine to something else (the settings matrix): the run in flight is

@@ -38,6 +38,10 @@ class RunFlags(Wire):
     timeout_s: float | None = None
 
 
+#: No flags given: timed, for DEFAULT_MIN_RUN_TIME_S a side, under the client's timeout.
+DEFAULT_RUN_FLAGS = RunFlags()
+
+
 class UnreadableSettings(ValueError):
     """A request's settings that do not read: the worker reports why instead of running."""
 
@@ -49,7 +53,7 @@ class RunRequest:
     asked for, whether torch's structured trace comes back, and whether no run follows it."""
 
     prepared: PreparedRun
-    flags: RunFlags = field(default_factory=RunFlags)
+    flags: RunFlags = DEFAULT_RUN_FLAGS
     passes: Passes = NO_PASSES
     trace: bool = False
     #: No run follows this one (a one-shot `check`): the worker need not fork a spare child
