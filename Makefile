@@ -61,7 +61,7 @@ test-fast: venv
 	$(BIN)/python -m pytest -q -m "not torch"
 
 # The engine and the gallery against torch 2.14.1 too (a separate venv: a 5 GB CUDA build that
-# runs on the CPU here). compat.py's private hooks are checked on both versions. Not with pip's
+# runs on the CPU here). compat's private hooks are checked on both versions. Not with pip's
 # --no-compile (21 s less CPU to install): this machine sets PYTHONDONTWRITEBYTECODE=1, as CI
 # images often do, so no import writes the .pyc files pip did not, every worker compiled torch
 # from source, and this stage took 10 min 31 s instead of 4 min 22 s.

@@ -9,8 +9,8 @@ import pytest
 from tui_fakes import FakeEngine, load_fixture, rule_report, settle
 
 from playground.engine.passes import NO_PASSES
-from tui.export_actions import unique_path
 from tui.factory import make_app
+from tui.files.exports import unique_path
 
 
 def with_full_timings(text, settings):

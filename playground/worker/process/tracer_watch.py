@@ -3,7 +3,7 @@ from a second thread, while the run is compiling, and sends the snippet line Dyn
 many user frames deep it has inlined, as a progress event. Two things need it: a long trace is
 no longer a silent "compiling call 1", and a trace that crashes the process (a deep recursion
 takes Dynamo's own tracer past the C stack: SIGSEGV, in a plain `python` as in ours) leaves its
-line behind, where the stack dump shows only torch's frames. Worker-side; compat.py reads the
+line behind, where the stack dump shows only torch's frames. Worker-side; compat reads the
 translator.
 """
 

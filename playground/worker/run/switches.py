@@ -21,7 +21,7 @@ from playground.engine.hello import ConfigKey
 from playground.engine.settings import Settings
 from playground.worker import compat
 
-#: The config module behind each prefix of a settings key (private names: compat.py).
+#: The config module behind each prefix of a settings key (private names: compat).
 _MODULES = compat.CONFIG_MODULES
 
 

@@ -1,0 +1,81 @@
+"""The app's hold on the engine: its lifecycle, one run at a time, cancelling and closing it.
+
+Textual-free: the app's workers call these, and post what comes back as messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from playground.engine.errors import RunCancelled
+from playground.engine.events import EventHandler, RunResult
+from playground.engine.hello import WorkerHello
+from playground.engine.run_request import RunRequest
+from tui.engine.lifecycle import EngineLifecycle
+from tui.engine.protocol import Engine
+
+
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class EngineDriver:
+    """Owns the engine, the lock runs take turns on (lent to the settings matrix too), and the
+    run in flight."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.lifecycle = EngineLifecycle()
+        #: Held by a run while it uses the engine, and by the settings matrix while it borrows it.
+        self.lock = asyncio.Lock()
+        self._task: asyncio.Future[RunResult] | None = None
+
+    async def start(self) -> WorkerHello:
+        return await self.engine.start()
+
+    async def run(self, request: RunRequest, on_event: EventHandler) -> RunResult | None:
+        """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
+        # The snippet as read for this run travels in the request: the engine reads nothing again.
+        task = asyncio.ensure_future(self.engine.run(request, on_event))
+        # A superseded run may be cancelled twice over and never awaited to the end; its
+        # outcome (often RunCancelled) is read here so asyncio never reports it as lost.
+        task.add_done_callback(_read_outcome)
+        self._task = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await self._stop(task)
+            raise
+        except RunCancelled:
+            return None
+        finally:
+            self._task = None
+
+    async def _stop(self, task: asyncio.Future[RunResult]) -> None:
+        """Superseded by a newer request: cancel through the engine, so the worker process
+        stops compiling this run too; cancelling our await alone would leave it busy."""
+        if self.lifecycle.closing:
+            task.cancel()
+        while not task.done():
+            # Repeated: a cancel that lands before the run has begun is a no-op.
+            await self.engine.cancel()
+            await asyncio.wait({task}, timeout=0.05)
+        with contextlib.suppress(BaseException):
+            task.result()
+
+    async def shutdown(self) -> None:
+        """Stop any run at once and close the engine (quit, or the app going away).
+
+        The engine is closed before the run is cancelled: a closed client kills its busy
+        worker and starts no other, while a run cancelled on an open client replaces its
+        worker (torch imported again: seconds) and quitting would wait for that."""
+        task = self._task
+        if self.lifecycle.close():
+            await self.engine.close()
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task

@@ -1,0 +1,260 @@
+"""The run pipeline: file changes and key presses become runs on the engine, and the engine's
+events come back as messages that update one frozen View.
+
+The parts, each in its own module: the engine's lifecycle (`tui.lifecycle`, a state machine),
+the engine itself (`tui.driver`, held through Textual workers by `tui.engine_host`), which
+changes become runs and which run is newest (the engine's live-run loop,
+`playground.engine.live`, which `watch` uses too), the snippet's text and the run read from
+it (`tui.shown_snippet`), the reports shown
+(`tui.results`), and how the engine's values enter the UI (`tui.intake`). This class wires
+them to Textual: its workers post messages and never touch widgets, and its handlers read
+typed values and convert nothing.
+
+A run asked for with `trace=True` (key t) also writes torch's structured trace when it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+
+from playground.engine.events import Trace
+from playground.engine.history import History
+from playground.engine.live import LiveRun, LiveRuns
+from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
+from playground.engine.session import SessionWriter
+from playground.engine.settings import Settings
+from playground.engine.textsafe import one_line
+from tui.engine.host import EngineHost
+from tui.engine.intake import error_report, short_error
+from tui.engine.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
+from tui.engine.protocol import Engine
+from tui.files.exports import TRACE_DIR, save_trace, shown
+from tui.run.results import RunResults
+from tui.run.snippet import ShownSnippet
+from tui.run.view import RunState, View
+from tui.run.watching import SnippetWatching
+from tui.screens.main import MainScreen
+from tui.workshop.presenter import Presenting
+
+
+class RunPipeline(EngineHost):
+    """The app's base: owns the snippet, the watcher and the run state on top of the engine
+    (`EngineHost`); `PlaygroundApp` adds the keys. Read through the public properties below."""
+
+    def __init__(
+        self,
+        snippet: Path,
+        engine: Engine,
+        settings: Settings,
+        *,
+        watch: bool,
+        clock: Callable[[], float] = time.monotonic,
+        pinned: dict[str, Any] | None = None,
+        present: SessionWriter | None = None,
+    ) -> None:
+        super().__init__(engine)
+        self.main = MainScreen()
+        self.settings = settings
+        #: Settings given on the command line: they outlast a switch to another snippet.
+        #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
+        self._pinned = dict(pinned or {})
+        self._source = ShownSnippet(snippet)
+        self._requests = LiveRuns()
+        self._results = RunResults()
+        self._watching = SnippetWatching(self, enabled=watch)
+        self._clock = clock
+        self._run_state = RunState("starting")
+        self._started_at: float | None = None
+        #: A workshop session the runs are published to (`--present`); inactive without one.
+        self.presenting = Presenting(present, lambda words: self.notify(words, severity="error", timeout=10))
+
+    # What the app reads.
+    @property
+    def snippet(self) -> Path:
+        return self._source.path
+
+    @property
+    def generation(self) -> int:
+        """The newest run's number: messages of older ones are dropped."""
+        return self._requests.generation
+
+    @property
+    def history(self) -> History:
+        return self._results.history
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    def shown_report(self) -> Report | None:
+        """The report `w` writes: the newest the worker made, else the newest good one."""
+        return self._results.shown()
+
+    def publish(self) -> None:
+        """Build the frozen View from the current state and hand it to the main screen."""
+        self.main.view = View(
+            snippet_name=one_line(self.snippet.name),
+            source=self._source.text,
+            settings=self.settings,
+            hello=self.hello,
+            run=self._run_state,
+            report=self._results.good,
+            attempt=self._results.attempt,
+            stale=self._results.stale(self.generation, self._source.sha),
+            since=self._results.since,
+            passes=self.passes,
+        )
+
+    def show_run(self, state: RunState) -> None:
+        self._run_state = state
+        self.publish()
+
+    # Lifecycle.
+    def on_mount(self) -> None:
+        self._source.refresh()
+        self.publish()
+        self._watching.start(self.snippet)
+        self.start_engine()
+
+    async def on_unmount(self) -> None:
+        self._watching.stop()
+        self.presenting.close()
+        await self.shutdown_engine()
+
+    def stop_watching(self) -> None:
+        self._watching.stop()
+
+    def open_snippet(self, path: Path) -> None:
+        """Switch to another snippet file: its SETTINGS apply, then the command line's flags
+        (as at start); the device stays."""
+        self._watching.stop()
+        self.settings = self._source.open(path, self.settings, self._pinned)
+        self._results.clear()
+        self._watching.start(path)
+        self.request_run("opened", force=True)
+
+    # Requests.
+    def _supersede(self) -> None:
+        """Make whatever is in flight stale; a trace asked for and not yet written is lost."""
+        if self._requests.supersede():
+            self.notify("no trace written: a newer change replaced the trace run (press t again)", severity="warning")
+
+    def request_run(self, reason: str, *, force: bool = True, trace: bool = False) -> None:
+        """Run the file as it is now under the current settings; the newest request wins.
+
+        `trace` asks the engine for torch's structured trace and writes it when the run ends."""
+        if self.quitting:
+            return  # "quitting…" stays up: nothing new runs
+        if not self._source.refresh():
+            # Deleted (or mid-rename): whatever reappears must run, even the same bytes.
+            self._supersede()
+            self._requests.forget()
+            self.show_run(RunState("missing", message=f"{one_line(self.snippet.name)} not found"))
+            return
+        self.settings = self._source.settings_after_edit(self.settings)
+        if not self._requests.wanted(self._source.sha, self.settings, force=force):
+            return  # an editor's second write of the same bytes: nothing new to learn
+        self._supersede()
+        if trace:
+            self._requests.expect_trace()
+        if not self.engine_ready:
+            # The worker is still starting; `engine_started` runs the newest request. If it
+            # failed to start, asking again (r, a save) is how the user retries.
+            self.retry_start()
+            self.show_run(RunState("starting"))
+            return
+        self.show_run(RunState("queued", message=reason))
+        prepared = self._source.prepared(self.settings)
+        request = RunRequest(prepared, self.run_flags, self.passes, trace=trace)
+        self.send(LiveRun(self.generation, self.snippet, request))
+
+    def hold_runs(self, why: str) -> asyncio.Lock:
+        """Lend the engine to something else (the settings matrix): the run in flight is
+        cancelled and made stale, and normal runs wait on the returned lock, which the
+        borrower holds while it uses the engine. Afterwards, `request_run` restores the view."""
+        self._supersede()
+        self._requests.forget()  # the rerun afterwards must run, even unchanged bytes
+        lock = self.lend_engine()
+        self.show_run(RunState("paused", message=why))
+        return lock
+
+    # The engine's life (EngineHost's hooks).
+    def is_current(self, generation: int) -> bool:
+        return self._requests.is_current(generation)
+
+    def engine_started(self) -> None:
+        self.presenting.hello(self.hello)
+        self._requests.forget()
+        self.request_run("start")
+
+    def engine_start_failed(self, message: str) -> None:
+        self._results.failed(error_report("worker", "StartFailed", message, self.settings))
+        self.show_run(RunState("error", message=f"could not start the torch worker: {message} (r retries)"))
+
+    # The engine's messages.
+    def _current(self, generation: int) -> bool:
+        # Quitting: what a dying run still reports must not replace "quitting…".
+        return self._requests.is_current(generation) and not self.quitting
+
+    def on_snippet_changed(self, message: SnippetChanged) -> None:
+        self.request_run("saved", force=False)
+
+    def on_run_started(self, message: RunStarted) -> None:
+        if self._current(message.generation):
+            self._started_at = self._clock()
+            self.show_run(RunState("running", step="loading"))
+
+    def on_progress(self, message: Progress) -> None:
+        if self._current(message.generation):
+            self.show_run(RunState("running", message.step, message.call, message.calls, message=message.message))
+
+    def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
+        if self._current(message.generation):
+            self._results.arrived(message.report, message.generation)
+            self.publish()
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        if not self._current(message.generation):
+            return  # a newer save or setting made it stale: never shown as current
+        report = message.report
+        self._watching.follow(self._requests.follow(report))
+        if self._requests.take_trace(message.generation):
+            self.write_trace(message.trace)
+        self._source.sync(report)
+        self._results.record(report, self._source.text, self._source.sha)
+        if not report.content_sha256 or report.content_sha256 == self._source.sha:
+            self.presenting.run_finished(report, self.snippet, self._source.text)
+        if not self._results.arrived(report, message.generation):
+            self.show_run(RunState("error", message=short_error(report)))
+            return
+        duration = report.duration_s or report.wall_s
+        if duration is None and self._started_at is not None:
+            duration = self._clock() - self._started_at
+        self.show_run(RunState("done", duration_s=duration))
+
+    def on_run_failed(self, message: RunFailed) -> None:
+        if not self._current(message.generation):
+            return
+        if self._requests.take_trace(message.generation):
+            self.notify("no trace written: the engine failed (see the summary)", severity="error")
+        self._results.failed(error_report("worker", "EngineError", message.message, self.settings))
+        self.show_run(RunState("error", message=f"worker error: {message.message}"))
+
+    @work(group="export", exit_on_error=False)
+    async def write_trace(self, trace: Trace | None) -> None:
+        """Write a trace run's structured trace off the UI thread, then say how to render it."""
+        if trace is None or not trace.lines:
+            self.notify("no trace came back from this run: the worker's torch wrote none", severity="warning")
+            return
+        path, command = await asyncio.to_thread(save_trace, trace, Path.cwd() / TRACE_DIR)
+        self.notify(f"trace written: {shown(path)}\nrender it: {command}", title="trace", timeout=20)
+
+
+__all__ = ["LiveRun", "RunPipeline", "View"]

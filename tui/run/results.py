@@ -1,0 +1,68 @@
+"""The reports the screen shows: the newest good one, the newest of any kind, and the history."""
+
+from __future__ import annotations
+
+from playground.engine.history import History
+from playground.engine.report import Report
+from tui.run.compare import BeforeAfter, since_previous
+from tui.run.findings import refused_break
+
+
+def is_good(report: Report) -> bool:
+    """Shown as the current result: no error, or a break refused under fullgraph=True (this
+    run's finding, not a failure: never STALE, the refused line marked as a break)."""
+    return report.error is None or refused_break(report) is not None
+
+
+class RunResults:
+    """`good` is the newest result without a failure, `attempt` the newest of any kind;
+    `history` keeps every complete run with the text that ran, `since` the newest against the
+    previous one with the same settings."""
+
+    def __init__(self) -> None:
+        self.good: Report | None = None
+        self.good_generation = -1
+        self.attempt: Report | None = None
+        self.history = History()
+        self.since: BeforeAfter | None = None
+
+    def clear(self) -> None:
+        """Another snippet: before/after compares versions of one file, so it starts afresh."""
+        self.good, self.good_generation, self.attempt = None, -1, None
+        self.history, self.since = History(), None
+
+    def stale(self, generation: int, source_sha: str) -> bool:
+        """Whether `good` is not the result of the newest request or of the text on screen."""
+        good = self.good
+        return good is not None and (
+            self.good_generation != generation or (bool(good.content_sha256) and good.content_sha256 != source_sha)
+        )
+
+    def shown(self) -> Report | None:
+        """The newest run's report when the worker made it (a refused compile is worth a
+        report too), else the newest good one. Engine failures have no torch version."""
+        attempt = self.attempt
+        if attempt is not None and attempt.torch_version:
+            return attempt
+        return self.good
+
+    def arrived(self, report: Report, generation: int) -> bool:
+        """A report of the newest run (diagnostics or final); True when it is a good one."""
+        self.attempt = report
+        if is_good(report):
+            self.good, self.good_generation = report, generation
+            return True
+        return False
+
+    def failed(self, report: Report) -> None:
+        """The engine itself failed: `report` holds only the error."""
+        self.attempt = report
+
+    def record(self, report: Report, source: str, source_sha: str) -> None:
+        """Keep a complete run with the text that ran (the hash says which) for before/after;
+        a run whose text is no longer known is not kept rather than paired with the wrong text."""
+        if report.stage != "complete" or (report.content_sha256 and report.content_sha256 != source_sha):
+            self.since = None
+            return
+        entry = self.history.add(report, source)
+        self.since = since_previous(self.history, entry)

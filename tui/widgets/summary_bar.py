@@ -1,0 +1,203 @@
+"""The one-line summary and the header lines: pure functions of the `View`."""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
+
+from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.settings import Settings, config_word, dynamic_name
+from tui.panes.common import BAD, DIM, GOOD, WARN, plural
+from tui.run.findings import refusal_words
+from tui.run.view import View
+
+_RUN_STYLES = {"error": BAD, "done": GOOD, "running": WARN, "starting": WARN, "queued": WARN}
+
+
+#: The separator before the run's state, widest first: at 80 columns the common line
+#: (`... speedup unreliable  |  done in 2.1 s`) is two columns too wide with the first.
+_SEPARATORS = ("  |  ", " | ")
+
+
+def summary_text(view: View, width: int | None = None) -> Text:
+    """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx` and the run state.
+
+    Within `width` columns (None: no limit) the separator narrows and `done in 2.1 s` becomes
+    `done 2.1 s` before anything wraps; past that it may wrap to a second line (an error on a
+    narrow screen) rather than lose the state."""
+    forms = [(sep, False) for sep in _SEPARATORS] + [(_SEPARATORS[-1], True)]
+    text = Text()
+    for separator, short in forms:
+        text = _summary(view, separator, short)
+        if width is None or text.cell_len <= width:
+            break
+    return text
+
+
+def _summary(view: View, separator: str, short: bool) -> Text:
+    text = Text()
+    if view.report is None:
+        text.append("no result yet", style=DIM)
+    else:
+        if view.stale:
+            text.append("STALE ", style=f"{WARN} reverse")
+            text.append(" ")
+        # A refusal under fullgraph=True is the result: its words, not counts of nothing compiled.
+        refusal = refusal_words(view.report, width=40)
+        text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
+    text.append(separator, style=DIM)
+    text.append(view.run.words(short=short), style=_RUN_STYLES.get(view.run.kind, ""))
+    return text
+
+
+class FittedSummary:
+    """The summary bar as a renderable: `summary_text` at whatever width it is drawn in."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield summary_text(self.view, width=options.max_width)
+
+
+def title_text(view: View) -> Text:
+    """Snippet, torch version and device: what a projector audience needs to place the screen."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(view.snippet_name or "(no snippet)", style="bold")
+    version = view.torch_version
+    text.append(f"  torch {version}" if version else "  torch: starting…")
+    text.append(f"  device {view.settings.device}")
+    if view.hello is not None:
+        cuda = "cuda available" if view.hello.cuda_available else "no cuda"
+        text.append(f" ({cuda})", style=DIM)
+    return text
+
+
+#: The five toggles: key, then their names from longest to none, shortened in that order when
+#: torch's own switches (or what the worker used instead) need the room.
+_TOGGLES = (
+    ("f", ("fullgraph", "full", "")),
+    ("d", ("dynamic", "dyn", "")),
+    ("b", ("backend", "", "")),
+    ("m", ("mode", "", "")),
+    ("c", ("device", "", "")),
+)
+#: (toggle name level, switches without their module), longest first.
+_FORMS = ((0, False), (1, False), (1, True), (2, True))
+
+
+def settings_text(
+    settings: Settings,
+    used: Settings | None = None,
+    width: int | None = None,
+    *,
+    passes: Passes = NO_PASSES,
+) -> Text:
+    """The toggles with their keys, so the screen teaches its own controls, then `k kernels on`
+    when the runs profile the kernels and `u what-if on` when they measure the guard what-if
+    (`passes`), then torch's own switches when set. Within `width`
+    columns (None: no limit) the longest form that fits: shorter toggle names first, then switch
+    names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
+    so a cut is never silent."""
+    extra = bool(settings.switch_words() or settings.target or _shown_passes(passes)) or (
+        used is not None and _differs(settings, used)
+    )
+    text = Text()
+    for names, short_switches in _FORMS if extra else _FORMS[:1]:
+        text = _settings_form(settings, used, names=names, short_switches=short_switches, passes=passes)
+        if width is None or text.cell_len <= width:
+            return text
+    if settings.switch_words():
+        text = _settings_form(settings, used, names=2, short_switches=True, counted=True, passes=passes)
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _settings_form(
+    settings: Settings,
+    used: Settings | None,
+    *,
+    names: int,
+    short_switches: bool,
+    counted: bool = False,
+    passes: Passes = NO_PASSES,
+) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    values = (
+        "on" if settings.fullgraph else "off",
+        dynamic_name(settings.dynamic),
+        settings.backend,
+        settings.mode or "default",
+        settings.device,
+    )
+    for index, ((key, levels), value) in enumerate(zip(_TOGGLES, values)):
+        if index:
+            text.append(" ")  # one space: all five fit 80 columns; the reversed key separates
+        text.append(key, style="bold reverse")
+        shown = levels[names]
+        text.append(f" {shown} " if shown else " ")
+        text.append(value, style="bold")
+    # Off by default and said only when on, as torch's switches are: the bar at 80 columns holds
+    # the five toggles and little more (k and u are in the help and the palette).
+    for key, word in _shown_passes(passes):
+        text.append(" ")
+        text.append(key, style="bold reverse")
+        text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
+        text.append("on", style="bold")
+    if settings.target is not None:
+        # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
+        text.append("  ")
+        text.append(settings.target_word(), style="bold")
+    # Torch's own switches only when set: the bar teaches the keys, these come from SETTINGS,
+    # --config or the palette (ctrl+p "config", "stance").
+    words = _switch_words(settings, short=short_switches)
+    if counted:
+        text.append(f"  +{plural(len(words), 'switch', 'switches')}:", style=WARN)
+        text.append(" " + ", ".join(words), style=f"bold {WARN}")
+    else:
+        for word in words:
+            text.append("  ")
+            text.append(word, style=f"bold {WARN}")
+    if used is not None and _differs(settings, used):
+        # Short forms name only what differs: "(worker used: device=cpu)".
+        words = used.label().split("  ")
+        if names:
+            asked = settings.label().split("  ")
+            words = [word for word in words if word not in asked]
+        text.append(f"  (worker used: {'  '.join(words)})", style=WARN)
+    return text
+
+
+#: The passes the bar names when the runs ask for them, with their keys (Dynamo's code is not
+#: named: the Code pane that asks for it says so itself).
+_PASS_WORDS = (("kernels", "k", "kernels"), ("guard_what_if", "u", "what-if"))
+
+
+def _shown_passes(passes: Passes) -> list[tuple[str, str]]:
+    return [(key, word) for name, key, word in _PASS_WORDS if getattr(passes, name)]
+
+
+def _switch_words(settings: Settings, *, short: bool) -> list[str]:
+    """`dynamo.capture_scalar_outputs=True`, or without the module (`capture_scalar_outputs=True`)."""
+    if not short:
+        return settings.switch_words()
+    words = [config_word(key.split(".", 1)[-1], value) for key, value in settings.config]
+    return words + settings.switch_words()[len(settings.config) :]
+
+
+class FittedSettings:
+    """The settings bar as a renderable: `settings_text` at whatever width it is drawn in, so a
+    resize picks the form that fits without the screen re-rendering it."""
+
+    def __init__(self, settings: Settings, used: Settings | None = None, *, passes: Passes = NO_PASSES) -> None:
+        self.settings = settings
+        self.used = used
+        self.passes = passes
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield settings_text(self.settings, self.used, width=options.max_width, passes=self.passes)
+
+
+def _differs(a: Settings, b: Settings) -> bool:
+    fields = ("fullgraph", "dynamic", "backend", "mode", "device", "config", "stance", "error_on_graph_break", "target")
+    return any(getattr(a, f) != getattr(b, f) for f in fields)
