@@ -25,7 +25,9 @@ import time
 
 from playground.engine.client import WorkerClient
 from playground.engine.events import DiagnosticsEvent
+from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
+from playground.engine.snippet import prepared_as_given
 
 SNIPPET = """
 import torch
@@ -60,7 +62,7 @@ async def one_save(client: WorkerClient, path: str, n: int, settings: Settings) 
         if event.report.stage == "diagnostics" and seen["diagnostics"] is None:
             seen["diagnostics"] = now
 
-    result = await client.run(path, settings, on_event, timing=False)
+    result = await client.run(RunRequest(prepared_as_given(path, settings), RunFlags(timing=False)), on_event)
     phases = result.report.compile_phases
     seen["dynamo_first"] = phases[0].dynamo_s if phases else None
     seen["complete"] = time.perf_counter() - started

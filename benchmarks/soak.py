@@ -19,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from playground.engine.run_request import RunFlags, RunRequest  # noqa: E402
 from playground.engine.settings import Settings  # noqa: E402
+from playground.engine.snippet import prepared_as_given  # noqa: E402
 from playground.engine.sync import SyncWorker  # noqa: E402
 
 SNIPPETS = [
@@ -46,8 +48,8 @@ def main() -> None:
     errors = 0
     with SyncWorker() as worker:
         hello = worker.start()
-        start_rss = hello.get("rss_mb", 0.0)
-        print(f"worker up: torch {hello['torch_version']}, RSS {start_rss:.0f} MiB", flush=True)
+        start_rss = hello.rss_mb
+        print(f"worker up: torch {hello.torch_version}, RSS {start_rss:.0f} MiB", flush=True)
         inductor_done = 0
         for i in range(args.runs):
             snippet = ROOT / "snippets" / SNIPPETS[i % len(SNIPPETS)]
@@ -58,7 +60,7 @@ def main() -> None:
                 backend = ("eager", "aot_eager")[i % 2]
             settings = Settings.from_dict({"backend": backend})
             t0 = time.perf_counter()
-            report = worker.run(str(snippet), settings, timing=False).report
+            report = worker.run(RunRequest(prepared_as_given(snippet, settings), RunFlags(timing=False))).report
             latencies.append(time.perf_counter() - t0)
             if report.error is not None and report.error.kind != "compile":
                 errors += 1

@@ -28,6 +28,7 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.snippet_settings import literal_settings
 from playground.engine.sync import SyncWorker
+from tests.requests import request_for
 from tests.standalone import StandaloneRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,7 +186,7 @@ def test_check_reports_what_the_snippet_claims(
     worker: SyncWorker, path: Path, overrides: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     settings = _settings(path, overrides)
-    report = worker.run(str(path), settings, timing=False, timeout_s=STANDALONE_TIMEOUT_S).report
+    report = worker.run(request_for(str(path), settings, timing=False, timeout_s=STANDALONE_TIMEOUT_S)).report
     observed = _observed(report)
     wrong = {k: {"expected": v, "torch reported": observed[k]} for k, v in expected.items() if observed[k] != v}
     error = report.error or RunError(kind="")
@@ -224,7 +225,7 @@ def test_resnet_bn_on_inductor_differs_beyond_rounding_until_its_tolerance_says_
     the second run reuses the first's compiled graphs from Inductor's caches."""
     path = GALLERY / "models" / "resnet_bn.py"
     inductor = _settings(path, {"backend": "inductor"})
-    report = worker.run(str(path), inductor, timing=False, timeout_s=STANDALONE_TIMEOUT_S).report
+    report = worker.run(request_for(str(path), inductor, timing=False, timeout_s=STANDALONE_TIMEOUT_S)).report
     eq = report.equivalence
     assert report.error is None and eq is not None, report.error
     failing = [c for c in (*eq.outputs, *eq.grads, *eq.state) if not c.ok]
@@ -240,5 +241,5 @@ def test_resnet_bn_on_inductor_differs_beyond_rounding_until_its_tolerance_says_
     loose.write_text(
         path.read_text(encoding="utf-8").replace("\nEXPECTED = {", said + "\nEXPECTED = {"), encoding="utf-8"
     )
-    again = worker.run(str(loose), inductor, timing=False, timeout_s=STANDALONE_TIMEOUT_S).report
+    again = worker.run(request_for(str(loose), inductor, timing=False, timeout_s=STANDALONE_TIMEOUT_S)).report
     assert again.error is None and again.equivalence is not None and again.equivalence.ok, again.equivalence

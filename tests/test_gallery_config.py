@@ -26,6 +26,7 @@ from playground.cli.flags import overrides_of
 from playground.cli.main import parse
 from playground.engine.snippet import prepare_run
 from playground.engine.sync import SyncWorker
+from tests.requests import request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = ROOT / "snippets" / "config_scalar_outputs.py"
@@ -42,7 +43,7 @@ def _check(worker: SyncWorker, path: Path, *flags: str) -> dict[str, Any]:
     args = parse("check", ["--json", "--no-timing", str(path), *flags])
     prepared = prepare_run(path, overrides_of(args))
     assert prepared.error is None, prepared.error
-    return worker.run(str(path), prepared.settings, timing=False, prepared=prepared).report.to_dict()
+    return worker.run(request_for(str(path), prepared.settings, timing=False, prepared=prepared)).report.to_dict()
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:

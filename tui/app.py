@@ -22,10 +22,12 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from playground import snippets_dir
+from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.matrix import combinations
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
+from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
@@ -83,6 +85,7 @@ class PlaygroundApp(App[None]):
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
+        run_flags: RunFlags = DEFAULT_RUN_FLAGS,
     ) -> None:
         super().__init__()
         self.main = MainScreen()
@@ -99,6 +102,7 @@ class PlaygroundApp(App[None]):
             pinned=pinned,
             present=present,
             passes=passes,
+            run_flags=run_flags,
         )
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
@@ -128,7 +132,12 @@ class PlaygroundApp(App[None]):
         return self.pipeline.engine
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def run_flags(self) -> RunFlags:
+        """What the command line asks of every run (--no-timing, --min-run-time)."""
+        return self.pipeline.run_flags
+
+    @property
+    def hello(self) -> WorkerHello | None:
         """The worker's handshake; None while torch is still starting."""
         return self.pipeline.hello
 
@@ -283,7 +292,7 @@ class PlaygroundApp(App[None]):
             # Both need the worker; shown but disabled while torch is still starting.
             return True if self.hello is not None else None
         if action == "toggle_device":
-            cuda = bool((self.hello or {}).get("cuda_available"))
+            cuda = self.hello is not None and self.hello.cuda_available
             # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
             return True if cuda or self.settings.device == "cuda" else None
         if action == "move_line":

@@ -9,6 +9,7 @@ from typing import Any
 
 from playground import snippets_dir
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S, RunFlags
 from playground.engine.session import SessionWriter
 from tui.factory import initial_settings, make_app
 from tui.files.gallery import copy_without_overwrite
@@ -73,10 +74,8 @@ def main(
             print(f"compile-playground: --present: {exc}", file=sys.stderr)
             return 2
     settings = initial_settings(snippet, settings_overrides)
-    run_defaults: dict[str, Any] = {} if timing else {"timing": False}
-    if min_run_time is not None:
-        run_defaults["min_run_time"] = min_run_time
-    engine = real_engine(run_defaults=run_defaults, **({"timeout_s": timeout_s} if timeout_s else {}))
+    flags = RunFlags(timing=timing, min_run_time=DEFAULT_MIN_RUN_TIME_S if min_run_time is None else min_run_time)
+    engine = real_engine(timeout_s=timeout_s)
     app = make_app(
         snippet,
         engine=engine,
@@ -85,6 +84,7 @@ def main(
         pinned=settings_overrides,
         present=writer,
         passes=passes,
+        run_flags=flags,
     )
     try:
         app.run()

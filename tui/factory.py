@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.snippet import read_regular_bytes
@@ -38,6 +39,7 @@ def make_app(
     pinned: dict[str, Any] | None = None,
     present: SessionWriter | None = None,
     passes: Passes = NO_PASSES,
+    run_flags: RunFlags = DEFAULT_RUN_FLAGS,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -46,7 +48,8 @@ def make_app(
     `notice` is shown once the app is up (e.g. "opened your existing snippet.py");
     `pinned` are the command line's setting flags, kept when another snippet is opened;
     `present` publishes every complete run to a workshop session that followers read;
-    `passes` are asked of every run (keys k, 0 and u ask later).
+    `passes` are asked of every run (keys k, 0 and u ask later); `run_flags` (--no-timing,
+    --min-run-time) hold for every run.
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -59,4 +62,5 @@ def make_app(
         pinned=pinned,
         present=present,
         passes=passes,
+        run_flags=run_flags,
     )

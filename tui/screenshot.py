@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.events import EventHandler, RunResult
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
-from playground.engine.settings import Settings
+from playground.engine.run_request import RunRequest
 from tui.factory import make_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,22 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 class ReplayEngine:
     """An engine that answers every run with one saved report."""
 
-    def __init__(self, report: dict[str, Any], hello: dict[str, Any] | None = None) -> None:
+    def __init__(self, report: dict[str, Any], hello: WorkerHello | None = None) -> None:
         self.report = Report.from_dict(report)
-        self.hello: dict[str, Any] | None = None
-        self._hello = hello or {
-            "torch_version": report.get("torch_version", ""),
-            "cuda_available": False,
-            "backends": [],
-        }
+        self.hello: WorkerHello | None = None
+        self._hello = hello or WorkerHello(torch_version=self.report.torch_version)
 
-    async def start(self) -> dict[str, Any]:
+    async def start(self) -> WorkerHello:
         self.hello = self._hello
         return self.hello
 
-    async def run(
-        self, path: str, settings: Settings, on_event: EventHandler | None = None, **options: Any
-    ) -> RunResult:
+    async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
         return RunResult(self.report)
 
     async def cancel(self) -> None:

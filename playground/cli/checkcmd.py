@@ -10,10 +10,11 @@ import json
 import sys
 from pathlib import Path
 
-from playground.cli.flags import overrides_of, passes_of
+from playground.cli.flags import overrides_of, passes_of, run_flags_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 from playground.engine.snippet import prepare_run
 from playground.engine.textsafe import one_line
 
@@ -104,16 +105,8 @@ async def _check_one(
         result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
     else:
         try:
-            result = await client.run(
-                snippet,
-                prepared.settings,
-                timing=args.timing,
-                min_run_time=args.min_run_time,
-                trace=bool(args.trace),
-                last=last,
-                prepared=prepared,
-                **passes_of(args).asked(),
-            )
+            request = RunRequest(prepared, run_flags_of(args), passes_of(args), trace=bool(args.trace), last=last)
+            result = await client.run(request)
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)
             return None

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from playground.engine.passes import Passes
+from playground.engine.run_request import RunFlags
 from playground.engine.settings import (
     DEVICES,
     MODES,
@@ -191,6 +192,12 @@ def add_view_flags(p: argparse.ArgumentParser) -> None:
 def passes_of(args: argparse.Namespace) -> Passes:
     """The passes add_view_flags' flags ask for."""
     return Passes(kernels=args.kernels, dynamo_code=args.code, guard_what_if=args.guard_what_if)
+
+
+def run_flags_of(args: argparse.Namespace) -> RunFlags:
+    """What add_run_flags' flags ask of every run: the timings. (--timeout is the client's
+    own, for every run it makes.)"""
+    return RunFlags(timing=args.timing, min_run_time=args.min_run_time)
 
 
 def add_present_flag(p: argparse.ArgumentParser) -> None:

@@ -30,6 +30,7 @@ from playground.engine.matrix import (
     remaining_words,
     run_matrix,
 )
+from playground.engine.run_request import RunFlags
 from playground.engine.settings import MODES, Settings, dynamic_name
 from playground.engine.snippet import prepare_run
 
@@ -127,8 +128,7 @@ async def _run_cells(args: argparse.Namespace, cells_settings: list[Settings]) -
             client,
             args.snippet,
             cells_settings,
-            timing=args.timing,
-            min_run_time=args.min_run_time,
+            flags=RunFlags(timing=args.timing, min_run_time=args.min_run_time),
             on_progress=progress,
         ):
             done.append(cell)

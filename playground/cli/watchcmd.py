@@ -17,12 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import overrides_of, passes_of
+from playground.cli.flags import overrides_of, passes_of, run_flags_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
 from playground.engine.live import LiveRuns
 from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 from playground.engine.session import SessionWriter, source_that_ran
 from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.watch import SnippetWatcher
@@ -95,15 +96,8 @@ class _Watch:
             self.show("complete", prepared.refused_report())
             return
         try:
-            result = await self.client.run(
-                args.snippet,
-                prepared.settings,
-                lambda event: self._on_event(gen, event),
-                timing=args.timing,
-                min_run_time=args.min_run_time,
-                prepared=prepared,
-                **passes_of(args).asked(),
-            )
+            request = RunRequest(prepared, run_flags_of(args), passes_of(args))
+            result = await self.client.run(request, lambda event: self._on_event(gen, event))
         except RunCancelled:
             return
         if not self.runs.is_current(gen):
@@ -154,7 +148,7 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
             return 2
         if session.present is not None:
             with contextlib.suppress(OSError):
-                session.present.update(hello=dict(client.hello or {}))
+                session.present.update(hello=client.hello)
         session.changed.set()  # the first run, at start
         while True:
             await session.changed.wait()

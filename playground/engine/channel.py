@@ -17,6 +17,7 @@ from typing import Any
 from playground.engine import scratch
 from playground.engine.caps import cap_all
 from playground.engine.errors import WorkerUnavailable
+from playground.engine.hello import WorkerHello
 
 HELLO_TIMEOUT_S = 180.0
 #: How long a closing template may take to kill its runs and leave (it gives a compiler
@@ -71,7 +72,7 @@ class WorkerChannel:
 
     def __init__(self, python: str = sys.executable) -> None:
         self.python = python
-        self.hello: Message | None = None
+        self.hello: WorkerHello | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr = StderrLog()
         self._stderr_task: asyncio.Task[None] | None = None
@@ -83,7 +84,7 @@ class WorkerChannel:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    async def spawn(self) -> Message:
+    async def spawn(self) -> WorkerHello:
         """Start the worker and wait for its hello; WorkerUnavailable when it does not come."""
         env = dict(os.environ)
         root = _project_root()
@@ -109,8 +110,12 @@ class WorkerChannel:
             await self.kill()
             what = f"unexpected first message {message!r}" if message else tail or "no answer"
             raise WorkerUnavailable(f"the torch worker did not start: {what}")
-        self.hello = message
-        return message
+        return self.greeted(message)
+
+    def greeted(self, message: Message) -> WorkerHello:
+        """The template's "hello" message, read once: the handshake every reader uses."""
+        self.hello = WorkerHello.from_dict(message)
+        return self.hello
 
     async def _start(self, env: dict[str, str]) -> asyncio.subprocess.Process:
         # The worker speaks only over its pipes: never a network port.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import secrets
 import sys
 import time
@@ -32,10 +31,9 @@ from playground.engine.events import (
     Trace,
 )
 from playground.engine.failures import RunFailures, failure_report
-from playground.engine.report import Report, RunError
-from playground.engine.settings import Settings
-from playground.engine.snippet import PreparedRun, SnippetError, SnippetSource, read_snippet, unreadable_run
-from playground.engine.snippet_settings import snippet_settings_error
+from playground.engine.hello import WorkerHello
+from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
 DEFAULT_TIMEOUT_S = 120.0
@@ -56,26 +54,6 @@ def _progress(message: Message) -> ProgressEvent:
         calls=message.get("calls"),
         message=str(message.get("message") or ""),
     )
-
-
-@dataclasses.dataclass(frozen=True)
-class _Options:
-    """What one run asks of the worker besides the snippet and its settings."""
-
-    timing: bool
-    min_run_time: float
-    trace: bool
-    timeout: float
-    dynamo_code: bool
-    #: No run follows this one (a one-shot `check`): the worker need not fork a spare child
-    #: for the next run, which would only warm itself for a second of CPU and be killed.
-    last: bool = False
-    #: Inductor's kernels profiled after the timing (compiled with kernel profiling and
-    #: provenance, which change Inductor's output code and its FX-graph cache key).
-    kernels: bool = False
-    #: What a guard filter or skip_guard_eval_unsafe would save the timed call, measured after
-    #: the timing (a recompile of the target under the filter).
-    guard_what_if: bool = False
 
 
 class WorkerClient:
@@ -100,14 +78,14 @@ class WorkerClient:
     # --- lifecycle ---------------------------------------------------------------------------
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> WorkerHello | None:
         return self.channel.hello
 
     @property
     def alive(self) -> bool:
         return self.channel.alive
 
-    async def start(self) -> dict[str, Any]:
+    async def start(self) -> WorkerHello:
         """Spawn the worker if needed and wait for its hello (torch imported and warmed)."""
         async with self._start_lock:
             if self.alive and self.hello is not None:
@@ -148,29 +126,12 @@ class WorkerClient:
 
     # --- runs ----------------------------------------------------------------------------------
 
-    async def run(
-        self,
-        path: str | os.PathLike[str],
-        settings: Settings,
-        on_event: EventHandler | None = None,
-        *,
-        timing: bool = True,
-        min_run_time: float = 0.2,
-        trace: bool = False,
-        timeout_s: float | None = None,
-        dynamo_code: bool = False,
-        last: bool = False,
-        kernels: bool = False,
-        guard_what_if: bool = False,
-        prepared: PreparedRun | None = None,
-    ) -> RunResult:
-        """Run the snippet at `path` once; always returns a result (errors are data in
-        `result.report.error`), or raises RunCancelled. `prepared` is the snippet as the caller
-        read it for this run (`path` and `settings` are then its own): the file is not read
-        again, nor its SETTINGS parsed."""
+    async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
+        """Run `request` once; always returns a result (errors are data in
+        `result.report.error`), or raises RunCancelled. The snippet travels as the request holds
+        it: the file is not read again, nor its SETTINGS parsed."""
         emit = on_event or (lambda event: None)
-        timeout = _valid_timeout(timeout_s) if timeout_s is not None else self.timeout_s
-        options = _Options(timing, min_run_time, trace, timeout, dynamo_code, last, kernels, guard_what_if)
+        timeout = _valid_timeout(request.flags.timeout_s) if request.flags.timeout_s is not None else self.timeout_s
         self._submitted += 1
         number = self._submitted
         async with self._run_lock:
@@ -179,7 +140,7 @@ class WorkerClient:
             self._cancel_event.clear()
             self._running = True
             try:
-                return await self._run_locked(number, prepared or _prepare(path, settings), emit, options)
+                return await self._run_locked(number, request, timeout, emit)
             except asyncio.CancelledError:
                 # The caller's task was cancelled mid-run: have the template kill the child. Its
                 # late messages carry its id and are skipped by the next run.
@@ -188,24 +149,26 @@ class WorkerClient:
             finally:
                 self._running = False
 
-    async def _run_locked(self, number: int, prepared: PreparedRun, emit: EventHandler, options: _Options) -> RunResult:
+    async def _run_locked(self, number: int, request: RunRequest, timeout: float, emit: EventHandler) -> RunResult:
         started = time.perf_counter()
-        version = (self.hello or {}).get("torch_version", "")
-        settings, source = prepared.settings, prepared.source
+        version = self.hello.torch_version if self.hello is not None else ""
+        prepared = request.prepared
         # A file that cannot run, or a bad SETTINGS, is named, never silently ignored (check and
         # watch refuse a bad SETTINGS before a run; the app, which reruns on every save, here).
-        refusal = prepared.unreadable or prepared.error
-        if source is None or refusal is not None:
-            report = failure_report(prepared.path, settings, refusal, version)
+        if not request.sendable:
+            report = failure_report(prepared.path, prepared.settings, request.refusal, version)
             return RunResult(self._stamp(report, prepared.sha256, started))
+        assert prepared.source is not None
         await self._ensure_started(emit)
         stderr_mark = self.channel.stderr.count
         emit(ProgressEvent(step="queued", message="sent to the worker"))
         key = secrets.token_hex(16)
-        await self.channel.send({**_request(number, source, settings, options), RUN_KEY: key})
-        failures = RunFailures(self.channel, source.path, settings, stderr_mark, number)
-        follow = _Follow(number, key, source.sha256, started)
-        return await self._follow(follow, emit, failures, options.timeout)
+        # The worker is told the timeout it enforces: the request's, else this client's.
+        sent = dataclasses.replace(request, flags=dataclasses.replace(request.flags, timeout_s=timeout))
+        await self.channel.send({"op": "run", "id": number, **sent.to_dict(), RUN_KEY: key})
+        failures = RunFailures(self.channel, prepared.source.path, prepared.settings, stderr_mark, number)
+        follow = _Follow(number, key, prepared.source.sha256, started)
+        return await self._follow(follow, emit, failures, timeout)
 
     async def _follow(self, follow: _Follow, emit: EventHandler, failures: RunFailures, timeout: float) -> RunResult:
         """The run's messages until its report, or until it ends without one."""
@@ -230,7 +193,7 @@ class WorkerClient:
                 return RunResult(await self._lost(report, reason, sha, started))
             assert message is not None
             if message.get("event") == "hello":
-                self.channel.hello = message  # the worker replaced itself (a warm-up it had to undo)
+                self.channel.greeted(message)  # the worker replaced itself (a warm-up it had to undo)
                 continue
             if message.get("id") != run_id:
                 continue  # a late message of a cancelled run
@@ -301,32 +264,3 @@ class _Follow:
             "ignored: the snippet, or something it started, wrote there"
         )
         return dataclasses.replace(report, notes=(*report.notes, note))
-
-
-def _prepare(path: str | os.PathLike[str], settings: Settings) -> PreparedRun:
-    """The run of the file at `path` under `settings`, as given: read once, here; its SETTINGS
-    read only for their problems."""
-    try:
-        source = read_snippet(path)
-    except SnippetError as exc:
-        return unreadable_run(path, settings, exc)
-    error = snippet_settings_error(source.text)
-    return PreparedRun(source.path, settings, RunError.from_dict(error) if error else None, source.sha256, source)
-
-
-def _request(run_id: int, source: SnippetSource, settings: Settings, options: _Options) -> Message:
-    return {
-        "op": "run",
-        "id": run_id,
-        "path": source.path,
-        "source": source.text,
-        "settings": settings.to_dict(),
-        "timeout_s": options.timeout,
-        "timing": options.timing,
-        "min_run_time": options.min_run_time,
-        "trace": options.trace,
-        "dynamo_code": options.dynamo_code,  # depyf, in a second child after the run: only when asked
-        "last": options.last,
-        "kernels": options.kernels,
-        "guard_what_if": options.guard_what_if,
-    }

@@ -47,6 +47,10 @@ class RunFailures:
         #: inlined), from the worker's last word on it (playground/worker/process/tracer_watch.py).
         self.tracing: tuple[int, int] | None = None
 
+    def _torch_version(self) -> str:
+        """The version the worker's handshake named ("" before it answered)."""
+        return self.channel.hello.torch_version if self.channel.hello is not None else ""
+
     def progressed(self, message: dict[str, Any]) -> None:
         """A progress event of this run: what it was doing, and where Dynamo was, if it said."""
         self.doing = message.get("message", self.doing)
@@ -68,8 +72,7 @@ class RunFailures:
         error = RunError(
             kind="worker", type=exc_type, message=message.format(where=where), line=line, detail=stack[-4000:]
         )
-        version = (self.channel.hello or {}).get("torch_version", "")
-        return failure_report(self.path, self.settings, error, version)
+        return failure_report(self.path, self.settings, error, self._torch_version())
 
     def _snippet_took_its_voice(self) -> Report | None:
         """The run's own last words, when the snippet closed its channel or killed the worker
@@ -78,8 +81,7 @@ class RunFailures:
         error = last_words.error(words) if words else None
         if error is None:
             return None
-        version = (self.channel.hello or {}).get("torch_version", "")
-        return failure_report(self.path, self.settings, error, version)
+        return failure_report(self.path, self.settings, error, self._torch_version())
 
     async def child_ended(self, message: dict[str, Any], timeout: float) -> Report:
         """The template's "ended" message for a run that sent no report; RunCancelled when the
@@ -117,8 +119,7 @@ class RunFailures:
         if not isinstance(failed, int) or (self.call is not None and failed > self.call):
             return None
         error = RunError.from_dict(eager["error"])
-        version = (self.channel.hello or {}).get("torch_version", "")
-        report = failure_report(self.path, self.settings, error, version)
+        report = failure_report(self.path, self.settings, error, self._torch_version())
         note = f"the compiled run's process {how} on call {self.call or failed}, where eager raised too"
         return replace(report, notes=(note,))
 
@@ -143,8 +144,7 @@ class RunFailures:
             line=line,
             detail=self.channel.stderr.since(self.stderr_mark)[-4000:],
         )
-        version = (self.channel.hello or {}).get("torch_version", "")
-        return failure_report(self.path, self.settings, error, version)
+        return failure_report(self.path, self.settings, error, self._torch_version())
 
     async def template_died(self) -> tuple[Report, str]:
         """The report, and the reason the next run gives for the fresh worker it starts."""

@@ -5,8 +5,8 @@ caller cancels it); only the newest generation's events change what is shown, so
 stale by a newer save is never presented as current. A request for what was asked last (same
 bytes, settings and helper modules) may be dropped: an editor's second write of the same bytes
 has nothing new to teach. After a run, the modules it imported from beside the snippet (its
-helpers) are what else to watch. Each run's snippet is read once, with its settings, into a
-`PreparedRun` that travels to the client.
+helpers) are what else to watch. Each run's snippet is read once, with its settings, into the
+`RunRequest` that travels to the client.
 
 Torch-free and textual-free: `watch` drives it from an asyncio loop, the app from Textual
 workers, which post messages and never block the UI.
@@ -19,24 +19,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 from playground.engine.settings import Settings
-from playground.engine.snippet import PreparedRun, read_regular_bytes
+from playground.engine.snippet import read_regular_bytes
 
 
 @dataclass(frozen=True)
 class LiveRun:
-    """One run of the loop: its generation, the snippet as read for it with its settings, and
-    whether it asks for torch's structured trace."""
+    """One run of the loop: its generation, and the request made for it (the snippet as read
+    for it with its settings, the session's flags, the passes, whether it asks for torch's
+    structured trace)."""
 
     generation: int
-    #: The file as the front end names it (the prepared run's path is the resolved one).
+    #: The file as the front end names it (the request's path is the resolved one).
     path: Path
-    prepared: PreparedRun
-    trace: bool = False
+    request: RunRequest
 
     @property
     def settings(self) -> Settings:
-        return self.prepared.settings
+        return self.request.settings
 
 
 class LiveRuns:

@@ -17,7 +17,9 @@ from typing import Any
 
 from playground.engine.errors import RunCancelled
 from playground.engine.report import Comparison, Equivalence, PhaseTotals, Report
+from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
+from playground.engine.snippet import prepared_as_given
 
 DEFAULT_BACKENDS = ("eager", "inductor")
 #: torch's troubleshooting ladder, each stage adding one layer: Dynamo's graph (eager), AOT
@@ -224,22 +226,26 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
+#: A cell's timings: on, and shorter than a single run's, since a matrix times every cell.
+MATRIX_FLAGS = RunFlags(timing=True, min_run_time=0.05)
+
+
 async def run_matrix(
     client: Any,
     path: str,
     cells: list[Settings],
     *,
-    timing: bool = True,
-    min_run_time: float = 0.05,
+    flags: RunFlags = MATRIX_FLAGS,
     on_progress: Callable[[int, int, Settings], None] | None = None,
 ) -> AsyncIterator[tuple[int, Cell]]:
     """Yield (index, cell) as each combination finishes; cancel with client.cancel(). `client`
-    is a WorkerClient or anything with its async run()."""
+    is a WorkerClient or anything with its async run(). Each cell reads the file again, under
+    its own settings as given (a cell is its combination, whatever the snippet's SETTINGS say)."""
     for i, settings in enumerate(cells):
         if on_progress is not None:
             on_progress(i, len(cells), settings)
         try:
-            result = await client.run(path, settings, timing=timing, min_run_time=min_run_time)
+            result = await client.run(RunRequest(prepared_as_given(path, settings), flags))
         except RunCancelled:
             return
         yield i, Cell.from_report(settings, result.report)

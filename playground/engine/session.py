@@ -29,10 +29,11 @@ import re
 import secrets
 import stat
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.settings import Settings, dynamic_name
 from playground.engine.snippet import read_regular_bytes
@@ -279,7 +280,7 @@ class PresenterState:
     snippet_name: str = ""
     run: int = 0
     pane: str = ""
-    hello: dict[str, Any] = field(default_factory=dict)
+    hello: WorkerHello | None = None
     since: float = 0.0
     ended_at: float | None = None
 
@@ -293,7 +294,7 @@ class PresenterState:
             "snippet_name": self.snippet_name,
             "run": self.run,
             "pane": self.pane,
-            "hello": self.hello,
+            "hello": self.hello.to_dict() if self.hello is not None else {},
             "since": self.since,
             "ended_at": self.ended_at,
         }
@@ -311,7 +312,7 @@ class PresenterState:
             snippet_name=str(data.get("snippet_name") or ""),
             run=_int(data.get("run") or 0, "run"),
             pane=str(data.get("pane") or ""),
-            hello=dict(data.get("hello") or {}),
+            hello=WorkerHello.from_dict(data["hello"]) if data.get("hello") else None,
             since=_time(data.get("since") or 0.0, "since"),
             ended_at=None if data.get("ended_at") is None else _time(data["ended_at"], "ended_at"),
         )

@@ -18,7 +18,7 @@ from typing import Any
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import ResolvedSettings, Settings
-from playground.engine.snippet_settings import resolve_settings
+from playground.engine.snippet_settings import resolve_settings, snippet_settings_error
 
 
 class SnippetError(Exception):
@@ -120,6 +120,17 @@ def prepared_from(source: SnippetSource, resolved: ResolvedSettings) -> Prepared
     """The run of `source` under `resolved`, refused when they have a problem."""
     error = RunError.from_dict(resolved.error) if resolved.error is not None else None
     return PreparedRun(source.path, resolved.settings, error, source.sha256, source)
+
+
+def prepared_as_given(path: str | os.PathLike[str], settings: Settings) -> PreparedRun:
+    """The run of the file at `path` under `settings` as given (a matrix cell, a script's run):
+    read once, here; its SETTINGS read only for their problems, which refuse it."""
+    try:
+        source = read_snippet(path)
+    except SnippetError as exc:
+        return unreadable_run(path, settings, exc)
+    error = snippet_settings_error(source.text)
+    return PreparedRun(source.path, settings, RunError.from_dict(error) if error else None, source.sha256, source)
 
 
 def unreadable_run(path: str | os.PathLike[str], settings: Settings, exc: SnippetError) -> PreparedRun:

@@ -11,37 +11,32 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from playground.engine.client import WorkerClient
+from playground.engine.client import DEFAULT_TIMEOUT_S, WorkerClient
 from playground.engine.events import EventHandler, RunResult
-from playground.engine.settings import Settings
+from playground.engine.hello import WorkerHello
+from playground.engine.run_request import RunRequest
 
 T = TypeVar("T")
 
 
 class SyncWorker:
-    def __init__(self, **client_kwargs: Any) -> None:
+    def __init__(self, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="playground-client", daemon=True)
         self._thread.start()
-        self.client = self._call(self._make(client_kwargs))
+        self.client = self._call(self._make(timeout_s))
 
-    async def _make(self, kwargs: dict[str, Any]) -> WorkerClient:
-        return WorkerClient(**kwargs)
+    async def _make(self, timeout_s: float) -> WorkerClient:
+        return WorkerClient(timeout_s=timeout_s)
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> WorkerHello:
         return self._call(self.client.start())
 
-    def run(
-        self,
-        path: str,
-        settings: Settings | None = None,
-        on_event: EventHandler | None = None,
-        **kwargs: Any,
-    ) -> RunResult:
-        return self._call(self.client.run(path, settings or Settings(), on_event, **kwargs))
+    def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
+        return self._call(self.client.run(request, on_event))
 
     def cancel(self) -> None:
         self._call(self.client.cancel())

@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 
 from playground.engine.events import RunResult
+from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
+from tests.requests import request_for
 
 EAGER = Settings(backend="eager")
 
@@ -27,13 +30,34 @@ def snippet(tmp_path: Path):
     return write
 
 
-def run_result(worker: SyncWorker, path: str, settings: Settings = EAGER, **kwargs) -> RunResult:
+def run_result(
+    worker: SyncWorker,
+    path: str,
+    settings: Settings = EAGER,
+    *,
+    timing: bool = False,
+    min_run_time: float = DEFAULT_MIN_RUN_TIME_S,
+    timeout_s: float | None = None,
+    passes: Passes = NO_PASSES,
+) -> RunResult:
     """One run through the warm worker, as the client returns it (timings off unless asked)."""
-    kwargs.setdefault("timing", False)
-    return worker.run(path, settings, **kwargs)
+    request = request_for(path, settings, timing=timing, min_run_time=min_run_time, timeout_s=timeout_s, passes=passes)
+    return worker.run(request)
 
 
-def run(worker: SyncWorker, path: str, settings: Settings = EAGER, **kwargs) -> dict[str, Any]:
+def run(
+    worker: SyncWorker,
+    path: str,
+    settings: Settings = EAGER,
+    *,
+    timing: bool = False,
+    min_run_time: float = DEFAULT_MIN_RUN_TIME_S,
+    timeout_s: float | None = None,
+    passes: Passes = NO_PASSES,
+) -> dict[str, Any]:
     """The run's report as the contract's JSON object (what `check --json` prints): what most
     engine tests pin, key by key."""
-    return run_result(worker, path, settings, **kwargs).report.to_dict()
+    result = run_result(
+        worker, path, settings, timing=timing, min_run_time=min_run_time, timeout_s=timeout_s, passes=passes
+    )
+    return result.report.to_dict()

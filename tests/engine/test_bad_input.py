@@ -120,7 +120,7 @@ def test_infinite_loop_times_out_with_line_and_only_its_child_dies(worker, snipp
             return [torch.ones(2)]
         """
     )
-    pid = worker.client.hello["pid"]
+    pid = worker.client.hello.pid
     report = run(worker, path, timeout_s=4)
     error = report["error"]
     # The compiled run no longer spins in eager first (the eager reference is another process):
@@ -138,14 +138,14 @@ def test_infinite_loop_times_out_with_line_and_only_its_child_dies(worker, snipp
         assert "its process was killed" in error["message"]
     else:
         assert "SIGSEGV" in error["message"], error
-    assert worker.client.hello["pid"] == pid
+    assert worker.client.hello.pid == pid
     good = run(worker, snippet(GOOD, "good.py"))
     assert good["error"] is None
     assert good["worker_restarted"] is False
 
 
 def test_os_exit_ends_only_the_runs_child(worker, snippet):
-    pid = worker.client.hello["pid"]
+    pid = worker.client.hello.pid
     path = snippet("import os\nos._exit(3)\n")
     report = run(worker, path)
     assert report["error"]["kind"] == "worker"
@@ -153,7 +153,7 @@ def test_os_exit_ends_only_the_runs_child(worker, snippet):
     assert "loading" in report["error"]["message"]
     good = run(worker, snippet(GOOD, "good.py"))
     assert good["error"] is None and good["worker_restarted"] is False
-    assert worker.client.hello["pid"] == pid
+    assert worker.client.hello.pid == pid
 
 
 def test_segfault_reports_the_line(worker, snippet):
@@ -230,7 +230,7 @@ def test_sha256_is_of_the_content_that_ran(worker, snippet):
 
 
 def test_a_run_killed_by_sigkill_says_so_with_the_out_of_memory_hint(worker, snippet):
-    pid = worker.client.hello["pid"]
+    pid = worker.client.hello.pid
     path = snippet(
         """
         import os, signal
@@ -248,4 +248,4 @@ def test_a_run_killed_by_sigkill_says_so_with_the_out_of_memory_hint(worker, sni
     assert error["kind"] == "worker" and error["type"] == "WorkerDied"
     assert "the run's process was killed by SIGKILL" in error["message"]
     assert "out-of-memory" in error["message"]
-    assert worker.client.hello["pid"] == pid  # no fresh worker for a child's death
+    assert worker.client.hello.pid == pid  # no fresh worker for a child's death

@@ -11,6 +11,7 @@ from playground.engine.client import RunCancelled
 from playground.engine.events import ProgressEvent, RunResult
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
+from tests.requests import request_for
 
 SLOW = """
 import time
@@ -29,14 +30,14 @@ def inputs():
 def _in_background(worker: SyncWorker, path: str) -> Future[RunResult]:
     """A run started from another thread, so this one can cancel it while it runs."""
     pool = ThreadPoolExecutor(max_workers=1)
-    future = pool.submit(worker.run, path, Settings(backend="eager"), timing=False)
+    future = pool.submit(worker.run, request_for(path, Settings(backend="eager"), timing=False))
     pool.shutdown(wait=False)
     return future
 
 
 def test_cancel_stops_a_run_at_its_next_checkpoint(worker, snippet):
     path = snippet(SLOW)
-    pid = worker.client.hello["pid"]
+    pid = worker.client.hello.pid
     future = _in_background(worker, path)
     time.sleep(1.0)
     started = time.monotonic()
@@ -44,14 +45,14 @@ def test_cancel_stops_a_run_at_its_next_checkpoint(worker, snippet):
     with pytest.raises(RunCancelled):
         future.result(10)
     assert time.monotonic() - started < 3
-    assert worker.client.hello["pid"] == pid  # stopped cooperatively: no restart needed
+    assert worker.client.hello.pid == pid  # stopped cooperatively: no restart needed
 
 
 def test_cancel_of_a_stuck_run_kills_its_child_and_keeps_the_worker(snippet):
     path = snippet("import torch\ndef fn(x):\n    return x\ndef inputs():\n    while True:\n        pass\n")
     with SyncWorker(timeout_s=60) as w:
         w.start()
-        pid = w.client.hello["pid"]
+        pid = w.client.hello.pid
         future = _in_background(w, path)
         time.sleep(1.0)
         started = time.monotonic()
@@ -60,25 +61,29 @@ def test_cancel_of_a_stuck_run_kills_its_child_and_keeps_the_worker(snippet):
             future.result(10)
         assert time.monotonic() - started < 3
         good = w.run(
-            snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"),
-            Settings(backend="eager"),
-            timing=False,
+            request_for(
+                snippet(
+                    "import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"
+                ),
+                Settings(backend="eager"),
+                timing=False,
+            )
         ).report
         assert good.error is None
         # The run's child was killed; the template that holds torch stayed.
-        assert w.client.hello["pid"] == pid and good.worker_restarted is False
+        assert w.client.hello.pid == pid and good.worker_restarted is False
 
 
 def test_every_run_is_a_fresh_child_of_one_template(snippet):
     path = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n")
     with SyncWorker() as w:
         hello = w.start()
-        first = w.run(path, Settings(backend="eager"), timing=False).report
-        second = w.run(path, Settings(backend="eager"), timing=False).report
+        first = w.run(request_for(path, Settings(backend="eager"), timing=False)).report
+        second = w.run(request_for(path, Settings(backend="eager"), timing=False)).report
         assert first.worker is not None and second.worker is not None
         assert first.worker.pid != second.worker.pid
-        assert hello["pid"] not in (first.worker.pid, second.worker.pid)
-        assert w.client.hello["pid"] == hello["pid"] and not second.worker_restarted
+        assert hello.pid not in (first.worker.pid, second.worker.pid)
+        assert w.client.hello.pid == hello.pid and not second.worker_restarted
 
 
 def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet):
@@ -88,14 +93,14 @@ def test_a_snippet_that_cannot_parse_does_not_wait_for_inductors_warm_up(snippet
     with SyncWorker(timeout_s=60) as w:
         w.start()
         events = []
-        report = w.run(broken, Settings(backend="inductor"), events.append, timing=False).report
+        report = w.run(request_for(broken, Settings(backend="inductor"), timing=False), events.append).report
         assert report.error is not None and report.error.kind == "snippet" and report.error.line == 2
         said = [e.message for e in events if isinstance(e, ProgressEvent)]
         assert said and not any("Inductor" in words for words in said), said
         good = snippet(
             "import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n", "g.py"
         )
-        assert w.run(good, Settings(backend="eager"), timing=False).report.error is None
+        assert w.run(request_for(good, Settings(backend="eager"), timing=False)).report.error is None
 
 
 def _children(pid: int) -> set[int]:
@@ -117,9 +122,9 @@ def test_the_last_run_leaves_no_spare_child_warming(worker, snippet):
     """A one-shot `check` says its run is the last: the template then forks no spare for a next
     run (which would warm itself for a second of CPU only to be killed at close)."""
     path = snippet("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return [torch.ones(1)]\n")
-    template = worker.client.hello["pid"]
-    assert worker.run(path, Settings(backend="eager"), timing=False, last=False).report.error is None
+    template = worker.client.hello.pid
+    assert worker.run(request_for(path, Settings(backend="eager"), timing=False, last=False)).report.error is None
     assert len(_settle(template, want_spare=True)) == 1  # the next run's child, warming ahead
-    assert worker.run(path, Settings(backend="eager"), timing=False, last=True).report.error is None
+    assert worker.run(request_for(path, Settings(backend="eager"), timing=False, last=True)).report.error is None
     assert _settle(template, want_spare=False) == set()
-    assert worker.run(path, Settings(backend="eager"), timing=False).report.error is None  # still serves
+    assert worker.run(request_for(path, Settings(backend="eager"), timing=False)).report.error is None  # still serves

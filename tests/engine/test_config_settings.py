@@ -144,9 +144,9 @@ def test_stances_and_common_keys_are_torchs():
     from tui.keys.commands import config_catalog
 
     for entry in config_catalog(None):
-        prefix, _, name = entry["name"].partition(".")
+        prefix, _, name = entry.name.partition(".")
         default = modules[prefix]._config[name].default
-        assert type(default).__name__ == entry["type"], entry
+        assert type(default).__name__ == entry.type, entry
     assert len(config_catalog(None)) == len(COMMON_CONFIG)
 
 

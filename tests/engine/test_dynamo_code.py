@@ -13,9 +13,11 @@ import pytest
 
 from playground.engine.client import RunCancelled
 from playground.engine.events import RunResult
+from playground.engine.passes import Passes
 from playground.engine.sync import SyncWorker
 from playground.worker.dynamo_code import depyf_dump
 from tests.processes import is_live
+from tests.requests import request_for
 
 from .conftest import EAGER, run
 
@@ -30,7 +32,7 @@ def test_off_by_default(worker):
 def test_resume_function_names_its_break_line(worker):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
     # default.py: print() on line 33 breaks the graph; torch resumes after it.
-    report = run(worker, str(GALLERY / "default.py"), dynamo_code=True)
+    report = run(worker, str(GALLERY / "default.py"), passes=Passes(dynamo_code=True))
     assert report["error"] is None
     items = report["dynamo_code"]
     kinds = [(i["kind"], i["function"]) for i in items]
@@ -48,7 +50,7 @@ def test_resume_function_names_its_break_line(worker):
 
 def test_no_break_no_resume(worker):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
-    report = run(worker, str(GALLERY / "pure_function.py"), dynamo_code=True)
+    report = run(worker, str(GALLERY / "pure_function.py"), passes=Passes(dynamo_code=True))
     assert report["dynamo_code"] and not [i for i in report["dynamo_code"] if i["kind"] == "resume"]
 
 
@@ -95,7 +97,7 @@ def test_parser_keeps_a_frame_depyf_could_not_decompile():
 
 def test_a_module_forward_that_breaks_keeps_its_own_frame(worker):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
-    report = run(worker, str(GALLERY / "forward_break.py"), dynamo_code=True)
+    report = run(worker, str(GALLERY / "forward_break.py"), passes=Passes(dynamo_code=True))
     assert report["error"] is None
     kinds = {(i["kind"], i["function"]) for i in report["dynamo_code"]}
     # the forward itself (decompiled or not, by depyf's version), then the resume after line 40
@@ -129,7 +131,7 @@ def test_a_run_with_the_code_reports_as_one_without(worker):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
     path = str(GALLERY / "default.py")
     plain = run(worker, path)
-    with_code = run(worker, path, dynamo_code=True)
+    with_code = run(worker, path, passes=Passes(dynamo_code=True))
     assert (plain["dynamo_code"], plain["dynamo_code_note"]) == (None, "")
     assert (
         with_code["dynamo_code_note"].startswith("decompiled by depyf")
@@ -158,7 +160,7 @@ def test_the_run_child_never_imports_depyf(worker, snippet):
             yield (torch.ones(4),)
         """
     )
-    report = run(worker, path, dynamo_code=True)
+    report = run(worker, path, passes=Passes(dynamo_code=True))
     assert report["error"] is None and report["output"]["text"].strip() == "depyf loaded: False"
     assert report["dynamo_code"] and report["dynamo_code_note"].startswith("decompiled by depyf")
 
@@ -196,7 +198,7 @@ def test_a_failing_code_run_keeps_the_run(worker, snippet, how, note):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
     path = snippet(_UNDER_DEPYF.replace("{how}", how))
     plain = run(worker, path)
-    report = run(worker, path, dynamo_code=True)
+    report = run(worker, path, passes=Passes(dynamo_code=True))
     assert Path(path).with_name("code_child.pid").exists()  # the code child did run
     assert report["error"] is None and report["graph_count"] == plain["graph_count"] == 1
     assert report["dynamo_code"] == [] and note in report["dynamo_code_note"]
@@ -206,7 +208,7 @@ def test_a_failing_code_run_keeps_the_run(worker, snippet, how, note):
 def test_a_hung_code_run_times_out_and_keeps_the_run(worker, snippet):
     pytest.importorskip("depyf", reason="depyf is not installed in this environment")
     path = snippet(_UNDER_DEPYF.replace("{how}", "time.sleep(600)"))
-    report = run(worker, path, dynamo_code=True, timeout_s=12)
+    report = run(worker, path, passes=Passes(dynamo_code=True), timeout_s=12)
     assert report["error"] is None and report["graph_count"] == 1
     assert report["dynamo_code"] == []
     assert report["dynamo_code_note"] == (
@@ -218,7 +220,7 @@ def test_a_hung_code_run_times_out_and_keeps_the_run(worker, snippet):
 
 def _in_background(worker: SyncWorker, path: str) -> Future[RunResult]:
     pool = ThreadPoolExecutor(max_workers=1)
-    future = pool.submit(worker.run, path, EAGER, timing=False, dynamo_code=True)
+    future = pool.submit(worker.run, request_for(path, EAGER, timing=False, passes=Passes(dynamo_code=True)))
     pool.shutdown(wait=False)
     return future
 
@@ -238,7 +240,7 @@ def test_cancel_during_the_code_run_kills_its_child(snippet):
     marker = Path(path).with_name("code_child.pid")
     with SyncWorker(timeout_s=120) as w:
         w.start()
-        template = w.client.hello["pid"]
+        template = w.client.hello.pid
         future = _in_background(w, path)
         # The child opens the file, then writes its pid: wait for the pid, not for the file.
         assert _wait_for(lambda: marker.exists() and marker.read_text().strip()), "the code child never started"
@@ -249,5 +251,7 @@ def test_cancel_during_the_code_run_kills_its_child(snippet):
             future.result(30)
         assert _wait_for(lambda: not is_live(child)), "the code child outlived the cancel"
         # The template stayed, and serves the next run (with its code) as before.
-        again = w.run(str(GALLERY / "pure_function.py"), EAGER, timing=False, dynamo_code=True).report
-        assert again.error is None and again.dynamo_code and w.client.hello["pid"] == template
+        again = w.run(
+            request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False, passes=Passes(dynamo_code=True))
+        ).report
+        assert again.error is None and again.dynamo_code and w.client.hello.pid == template

@@ -160,7 +160,7 @@ def test_timings_with_spread_and_counts(worker, snippet):
 
 def test_cuda_without_cuda_is_a_clear_settings_error(worker, snippet):
     hello = worker.client.hello
-    if hello["cuda_available"]:
+    if hello.cuda_available:
         pytest.skip("this machine has CUDA")
     report = run(worker, snippet(MODULE), Settings(backend="eager", device="cuda"))
     assert report["error"]["kind"] == "settings"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.engine.passes import Passes
 from playground.engine.settings import Settings
 from playground.engine.wording import guard_what_if as words
 
@@ -41,7 +42,7 @@ def text(report) -> str:
 def test_the_module_filter_drops_torchs_own_modules_guards_and_nothing_else_changes(worker):
     path = str(GALLERY / "mlp_module.py")  # nn.Sequential(Linear, GELU, Linear), aot_eager
     plain = run_result(worker, path, Settings(backend="aot_eager")).report
-    asked = run_result(worker, path, Settings(backend="aot_eager"), guard_what_if=True).report
+    asked = run_result(worker, path, Settings(backend="aot_eager"), passes=Passes(guard_what_if=True)).report
     assert plain.guard_what_if is None and "guard_what_if" not in plain.to_dict()
     assert asked.error is None
     for key in FACTS:
@@ -76,7 +77,7 @@ def test_the_module_filter_drops_torchs_own_modules_guards_and_nothing_else_chan
 def test_a_filter_that_drops_nothing_says_so(worker):
     """guard_cost.py's guards are on its own module's floats: torch's own-module filter has
     nothing to drop (the all-modules filter would drop them, and the preview says how many)."""
-    report = run_result(worker, str(GALLERY / "guard_cost.py"), guard_what_if=True).report
+    report = run_result(worker, str(GALLERY / "guard_cost.py"), passes=Passes(guard_what_if=True)).report
     what = report.guard_what_if
     assert what is not None and what.note == "", what.note
     assert what.dropped == 0 and what.dropped_sources == () and what.guards_after == what.guards_before
@@ -98,7 +99,9 @@ def test_a_function_gets_the_globals_filter_and_several_entries_check_what_tells
             yield torch.randn(4, 3), 2
         """
     )
-    report = run_result(worker, path, Settings(backend="eager", dynamic=False), guard_what_if=True).report
+    report = run_result(
+        worker, path, Settings(backend="eager", dynamic=False), passes=Passes(guard_what_if=True)
+    ).report
     what = report.guard_what_if
     assert report.error is None and what is not None and what.note == "", what and what.note
     assert what.target == "function" and what.filter == FUNCTION_FILTER
@@ -136,7 +139,7 @@ def test_module_attributes_that_change_between_calls_are_reported_not_crashed_on
             yield torch.randn(2, 4)
         """
     )
-    report = run_result(worker, path, guard_what_if=True).report
+    report = run_result(worker, path, passes=Passes(guard_what_if=True)).report
     assert report.error is None
     what = report.guard_what_if
     assert what is not None and what.target == "module"
@@ -169,7 +172,7 @@ def test_a_what_if_whose_calls_raise_is_a_note_and_the_run_stays_whole(worker, s
             yield torch.randn(4)
         """
     )
-    report = run_result(worker, path, guard_what_if=True).report
+    report = run_result(worker, path, passes=Passes(guard_what_if=True)).report
     assert report.error is None and report.equivalence is not None and report.equivalence.ok
     what = report.guard_what_if
     assert what is not None and "RuntimeError: tick: only two calls" in what.note
@@ -196,7 +199,7 @@ def test_torch_refuses_the_stance_on_a_function_with_a_break_and_the_filter_is_s
             yield torch.randn(4)
         """
     )
-    report = run_result(worker, path, guard_what_if=True).report
+    report = run_result(worker, path, passes=Passes(guard_what_if=True)).report
     what = report.guard_what_if
     assert report.error is None and what is not None and what.note == "", what and what.note
     assert what.stance_error.startswith("RuntimeError: Recompilation triggered with skip_guard_eval_unsafe stance")
@@ -228,7 +231,7 @@ def test_a_what_if_that_would_outlast_the_runs_timeout_does_not_start_and_says_s
             yield torch.randn(4)
         """
     )
-    report = run_result(worker, path, guard_what_if=True, timeout_s=10).report
+    report = run_result(worker, path, passes=Passes(guard_what_if=True), timeout_s=10).report
     what = report.guard_what_if
     assert report.error is None and what is not None
     assert what.note.startswith("stopped before timing the run's own entries: the run's timeout leaves")
@@ -247,7 +250,9 @@ def test_nothing_compiled_leaves_only_a_note(worker, snippet):
             yield torch.randn(4)
         """
     )
-    report = run_result(worker, path, Settings(backend="eager", stance="force_eager"), guard_what_if=True).report
+    report = run_result(
+        worker, path, Settings(backend="eager", stance="force_eager"), passes=Passes(guard_what_if=True)
+    ).report
     what = report.guard_what_if
     assert report.error is None and what is not None
     assert what.note.startswith("the target's own frame has no compiled entry") and what.dropped == 0
@@ -271,7 +276,9 @@ def test_check_json_carries_the_what_if():
 
 @pytest.mark.inductor
 def test_inductor_recompiles_under_the_filter_from_its_caches(worker):
-    report = run_result(worker, str(GALLERY / "fused_pointwise.py"), Settings(backend="inductor"), guard_what_if=True)
+    report = run_result(
+        worker, str(GALLERY / "fused_pointwise.py"), Settings(backend="inductor"), passes=Passes(guard_what_if=True)
+    )
     what = report.report.guard_what_if
     assert report.report.error is None and what is not None and what.note == "", what and what.note
     assert what.target == "function" and what.entries_after == what.entries_before == 1

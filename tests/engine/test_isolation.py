@@ -23,6 +23,7 @@ import pytest
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 from tests.processes import any_running
+from tests.requests import request_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EAGER = Settings(backend="eager")
@@ -176,7 +177,7 @@ def fresh_probe(probe_dir: Path) -> dict[str, Any]:
 
 def _warm_run(warm: SyncWorker, path: str) -> dict[str, Any]:
     """A warm run's report as JSON: compared with a fresh `check --json` of the same bytes."""
-    return warm.run(path, EAGER, timing=False).report.to_dict()
+    return warm.run(request_for(path, EAGER, timing=False)).report.to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +255,7 @@ def test_a_run_has_the_collector_a_plain_program_has(worker: SyncWorker, tmp_pat
     does not, and time differently."""
     path = tmp_path / "gc_probe.py"
     path.write_text(GC_PROBE, encoding="utf-8")
-    report = worker.run(str(path), EAGER, timing=False).report
+    report = worker.run(request_for(str(path), EAGER, timing=False)).report
     assert report.error is None, report.error
     assert f"gc {gc.isenabled()} {gc.get_threshold()}" in report.output.text, report.output
 

@@ -20,6 +20,7 @@ import pytest
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
 from playground.worker.process import preimport
+from tests.requests import request_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EAGER = Settings(backend="eager")
@@ -106,7 +107,7 @@ def worker(site: Path, log: Path) -> Iterator[SyncWorker]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    w.template_pid = hello["pid"]  # type: ignore[attr-defined]
+    w.template_pid = hello.pid  # type: ignore[attr-defined]
     yield w
     w.close()
 
@@ -136,7 +137,7 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _warm(worker: SyncWorker, path: Path) -> dict[str, Any]:
-    return _summary(worker.run(str(path), EAGER, timing=False).report.to_dict())
+    return _summary(worker.run(request_for(str(path), EAGER, timing=False)).report.to_dict())
 
 
 def _fresh(path: Path, site: Path, log: Path) -> dict[str, Any]:

@@ -15,13 +15,14 @@ from playground.engine.report import Report
 from playground.engine.snippet import prepare_run
 from playground.engine.sync import SyncWorker
 from playground.worker.capture.explain import guarded_arg, reason_row
+from tests.requests import request_for
 
 
 def _check(worker: SyncWorker, path: Path) -> Report:
     """What `check PATH --no-timing` reports: the snippet's SETTINGS resolved as `check` does."""
     prepared = prepare_run(path)
     assert prepared.error is None, prepared.error
-    return worker.run(str(path), prepared.settings, timing=False, prepared=prepared).report
+    return worker.run(request_for(str(path), prepared.settings, timing=False, prepared=prepared)).report
 
 
 KWARGS = """\

@@ -51,7 +51,7 @@ def test_watch_publishes_each_run_and_says_when_it_stops(tmp_path: Path):
         wait_runs(1)
         assert runs[0].source == SNIPPET.format(n=1) and runs[0].report.error is None
         assert runs[0].snippet_name == "demo.py" and runs[0].settings.backend == "eager"
-        assert reader.presenter.live and reader.presenter.hello.get("torch_version")
+        assert reader.presenter.live and reader.presenter.hello.torch_version
         tmp = snippet.with_suffix(".tmp")
         tmp.write_text(SNIPPET.format(n=2))
         os.replace(tmp, snippet)

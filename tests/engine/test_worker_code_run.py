@@ -43,10 +43,11 @@ def test_only_runs_that_ask_have_one():
 
 def test_the_two_requests(code_run):
     first = code_run.run_request()
-    assert first.report_to == code_run.report_path and first.timing and first.trace
+    assert first.report_to == code_run.report_path and first.run.flags.timing and first.run.trace
     second = code_run.code_request()
-    assert second.code_to == code_run.code_path and not second.timing and not second.trace
-    assert second.path == first.path == "/x/snip.py"
+    assert second.code_to == code_run.code_path and not second.run.flags.timing and not second.run.trace
+    assert second.run.path == first.run.path == "/x/snip.py"
+    assert second.run.passes == first.run.passes and second.run.text == first.run.text
 
 
 def test_merged_changes_only_the_two_code_fields(code_run):

@@ -88,11 +88,11 @@ def test_short_of_memory_no_spare_child_waits(snippet, monkeypatch: pytest.Monke
             # The spare is forked once the run's report is sent (and the run's child takes a
             # moment to exit): look for a while, and answer what was there at the end.
             deadline = time.monotonic() + 8
-            kids = children_of(hello["pid"])
+            kids = children_of(hello.pid)
             spare = min_free == "0" and os.environ.get(limits.SPARE_ENV) != "0"
             while time.monotonic() < deadline and (not kids if spare else True):
                 time.sleep(0.2)
-                kids = children_of(hello["pid"])
+                kids = children_of(hello.pid)
             return kids
 
     assert idle_children("0"), "with memory to spare, a spare child waits for the next run"

@@ -15,6 +15,7 @@ from pathlib import Path
 from playground.engine import scratch
 from playground.engine.settings import Settings
 from playground.engine.sync import SyncWorker
+from tests.requests import request_for
 
 EAGER = Settings(backend="eager")
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +101,7 @@ def test_inductor_finds_its_global_folder_through_the_scratch_folder(worker, sni
     """The run's temporary folder is the scratch folder, yet Inductor's default folder (where its
     155 MB precompiled header is compiled once and kept) is the one a plain `python` uses, not a
     copy in the scratch folder that every worker compiled again and threw away."""
-    report = worker.run(snippet(HEADERS), EAGER, timing=False).report
+    report = worker.run(request_for(snippet(HEADERS), EAGER, timing=False)).report
     assert report.error is None, report.error
     said = dict(line.split(": ", 1) for line in report.output.text.splitlines() if ": " in line)
     folder = worker.client.channel.scratch
@@ -117,7 +118,7 @@ def _littered(worker: SyncWorker, tmp_path: Path) -> tuple[str, Path]:
     worker.start()
     folder = Path(worker.client.channel.scratch or "")
     assert folder.is_dir() and folder.name.startswith(scratch.PREFIX)
-    left = _left(worker.run(str(path), EAGER, timing=False).report.output.text)
+    left = _left(worker.run(request_for(str(path), EAGER, timing=False)).report.output.text)
     assert left.parent == folder and left.exists()
     return str(path), folder
 
@@ -140,10 +141,10 @@ def test_a_template_killed_by_sigkill_leaves_no_folder(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         # The next run finds the worker dead (or dying: then it says so, and the one after
         # restarts it, in a new folder, and answers).
-        result = worker.run(path, EAGER, timing=False)
+        result = worker.run(request_for(path, EAGER, timing=False))
         if result.report.error is not None:
             assert result.report.error.kind == "worker", result.report.error
-            result = worker.run(path, EAGER, timing=False)
+            result = worker.run(request_for(path, EAGER, timing=False))
         assert result.report.error is None
         assert not folder.exists()
         assert Path(worker.client.channel.scratch or "") != folder

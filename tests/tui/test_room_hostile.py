@@ -26,6 +26,7 @@ import pytest
 from tui_fakes import bar_text
 
 from playground.cli.followcmd import play_command
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, setting_flags
 from playground.engine.settings import Settings
@@ -142,7 +143,7 @@ def test_setting_values_from_the_folder_stay_the_values_of_their_flags(tmp_path:
 def test_escapes_in_the_settings_and_the_handshake_never_reach_the_followers_terminal(tmp_path: Path):
     session = tmp_path / "session"
     writer = publish(session, backend="e\x1b]0;ST\x07", device="cpu\x1b[2J")
-    writer.update(hello={"torch_version": "2.13\x1b]2;HELLO-TITLE\x07", "device": "\x1b]52;c;Y2xpcA==\x07"})
+    writer.update(hello=WorkerHello(torch_version="2.13\x1b]2;HELLO-TITLE\x07\x1b]52;c;Y2xpcA==\x07"))
     term = follow(session, tmp_path)
     try:
         assert term.read_until(b"run #1 of 1"), term.out[-2000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from pathlib import Path
 
@@ -165,7 +166,7 @@ async def test_cuda_key_is_disabled_without_cuda_and_works_with_it(snippet: Path
         assert app.check_action("toggle_device", ()) is None
         await pilot.press("c")
         assert app.settings.device == "cpu"
-    app = make_app(snippet, engine=FakeEngine(hello=HELLO | {"cuda_available": True}), watch=False)
+    app = make_app(snippet, engine=FakeEngine(hello=dataclasses.replace(HELLO, cuda_available=True)), watch=False)
     async with app.run_test() as pilot:
         await settle(pilot)
         await pilot.press("c")
@@ -301,7 +302,7 @@ async def test_the_watcher_sees_an_atomic_save(snippet: Path):
 
 
 class _Broken(FakeEngine):
-    async def run(self, path, settings, on_event=None, **options):
+    async def run(self, request, on_event=None):
         raise RuntimeError("pipe closed")
 
 

@@ -29,11 +29,11 @@ async def test_opening_the_pane_asks_runs_for_dynamos_code():
     app = app_for_code()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert not app.engine.options[-1].get("dynamo_code")  # off until asked: it costs time
+        assert not app.engine.requests[-1].passes.dynamo_code  # off until asked: it costs time
         runs = len(app.engine.runs)
         await _open_code(pilot)
         assert len(app.engine.runs) == runs + 1
-        assert app.engine.options[-1].get("dynamo_code") is True
+        assert app.engine.requests[-1].passes.dynamo_code is True
         text = pane_text(app, "dynamo_code")
     assert "resume function  torch_dynamo_resume_in_fn_at_33  resumes after the break at line 33" in text
     assert "transformed code  __transformed_code_0_for_fn" in text

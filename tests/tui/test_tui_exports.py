@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tui_fakes import FakeEngine, load_fixture, rule_report, settle
 
+from playground.engine.passes import NO_PASSES
 from tui.factory import make_app
 from tui.files.exports import unique_path
 
@@ -53,7 +54,7 @@ async def test_t_reruns_with_the_trace_and_writes_it_with_the_tlparse_command(sn
         await settle(pilot)
         await pilot.press("t")
         await settle(pilot)
-        assert engine.options == [{}, {"trace": True}]
+        assert [(r.trace, r.passes) for r in engine.requests] == [(False, NO_PASSES), (True, NO_PASSES)]
         logs = list((cwd / "compile-playground-trace").glob("*.log"))
         assert len(logs) == 1 and "dynamo_start" in logs[0].read_text()
         message = next(m for m in notices(app) if m.startswith("trace written"))

@@ -155,7 +155,7 @@ def tvm_is_missing(text, settings):
 
 
 async def test_b_cycles_cudagraphs_only_with_cuda(snippet: Path):
-    app = make_app(snippet, engine=FakeEngine(hello=HELLO | {"cuda_available": True}), watch=False)
+    app = make_app(snippet, engine=FakeEngine(hello=dataclasses.replace(HELLO, cuda_available=True)), watch=False)
     async with app.run_test() as pilot:
         await settle(pilot)
         seen = []

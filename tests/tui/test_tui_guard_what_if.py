@@ -7,6 +7,7 @@ from __future__ import annotations
 from tui_fakes import bar_text, canned, pane_text, settle, snapshot_app
 
 from playground.cli.main import parse
+from playground.engine.passes import Passes
 from tests.engine.test_wording_guard_what_if import MODULE
 
 SNIPPET = "fused_pointwise.py"
@@ -16,21 +17,21 @@ async def test_u_makes_the_runs_measure_the_what_if_and_says_so_in_the_settings_
     app = snapshot_app(canned("fused_pointwise"), SNIPPET)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert "guard_what_if" not in app.engine.options[-1]  # off by default: it recompiles
+        assert not app.engine.requests[-1].passes.guard_what_if  # off by default: it recompiles
         await pilot.press("u")
         await settle(pilot)
         assert len(app.engine.runs) == 2  # reran at once
-        assert app.engine.options[-1] == {"guard_what_if": True}
+        assert app.engine.requests[-1].passes == Passes(guard_what_if=True)
         assert bar_text(app, "settings").strip().endswith("u what-if on")
         await pilot.press("k")
         await settle(pilot)
-        assert app.engine.options[-1] == {"kernels": True, "guard_what_if": True}  # both, every run
+        assert app.engine.requests[-1].passes == Passes(kernels=True, guard_what_if=True)  # both, every run
         bar = bar_text(app, "settings").strip()
         # at 80 columns the shortest forms, `k on u on`, as `f off` is the short `f full off`
         assert bar.endswith("k on u on") or bar.endswith("k kernels on u what-if on"), bar
         await pilot.press("u")
         await settle(pilot)
-        assert app.engine.options[-1] == {"kernels": True}
+        assert app.engine.requests[-1].passes == Passes(kernels=True)
         assert "what-if" not in bar_text(app, "settings") and " u " not in bar_text(app, "settings")
 
 

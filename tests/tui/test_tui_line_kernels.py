@@ -24,7 +24,7 @@ from tui_fakes import (
     snapshot_app,
 )
 
-from playground.engine.passes import Passes
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
 from tests.tui.test_tui_explain_snapshots import screen_text
 from tui.panes.source import render_source
@@ -49,19 +49,19 @@ async def test_k_makes_the_runs_profile_the_kernels_and_says_so_in_the_settings_
     app = snapshot_app(canned("fused_pointwise"), SNIPPET)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert "kernels" not in app.engine.options[-1]  # off by default: it costs a profiler pass
+        assert not app.engine.requests[-1].passes.kernels  # off by default: it costs a profiler pass
         assert "kernels" not in bar_text(app, "settings")
         await pilot.press("k")
         await settle(pilot)
         assert len(app.engine.runs) == 2  # reran at once
-        assert app.engine.options[-1] == {"kernels": True}
+        assert app.engine.requests[-1].passes == Passes(kernels=True)
         assert bar_text(app, "settings").strip().endswith("k kernels on")
         await pilot.press("r")
         await settle(pilot)
-        assert app.engine.options[-1] == {"kernels": True}  # every run from then on
+        assert app.engine.requests[-1].passes == Passes(kernels=True)  # every run from then on
         await pilot.press("k")
         await settle(pilot)
-        assert len(app.engine.runs) == 4 and "kernels" not in app.engine.options[-1]
+        assert len(app.engine.runs) == 4 and app.engine.requests[-1].passes == NO_PASSES
         assert "kernels" not in bar_text(app, "settings")
 
 
@@ -128,7 +128,7 @@ async def test_without_a_profile_the_line_says_to_press_k():
         assert "it costs each run a profiler pass and a compile with provenance" in screen
         await pilot.press("k")
         await settle(pilot)
-        assert app.engine.options[-1] == {"kernels": True}
+        assert app.engine.requests[-1].passes == Passes(kernels=True)
         text = pane_text(app, "source")
         assert "press k" not in text  # asked already: no advice to press it again
         assert "this run has no kernels profile (it ended before the profile)" in text
@@ -218,5 +218,5 @@ async def test_started_with_kernels_and_code_the_first_run_asks_for_both():
     app = make_app(FIXTURES / SNIPPET, engine=engine, watch=False, passes=Passes(kernels=True, dynamo_code=True))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert engine.options == [{"dynamo_code": True, "kernels": True}]
+        assert [r.passes for r in engine.requests] == [Passes(kernels=True, dynamo_code=True)]
         assert "k kernels on" in bar_text(app, "settings")

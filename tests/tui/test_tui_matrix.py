@@ -9,26 +9,27 @@ from pathlib import Path
 from textual.widgets import DataTable
 from tui_fakes import FakeEngine, bar_text, plain, settle
 
+from playground.engine.matrix import MATRIX_FLAGS
 from tui.factory import make_app
 from tui.screens.matrix import MatrixScreen
 
 
 class HoldsMatrixAfter(FakeEngine):
-    """Lets `n` matrix cells finish, then holds the next until cancelled. Normal runs (which
-    pass no options) are never held, so the rerun after closing completes."""
+    """Lets `n` matrix cells finish, then holds the next until cancelled. Normal runs (the
+    session's flags, not the matrix's) are never held, so the rerun after closing completes."""
 
     def __init__(self, n: int) -> None:
         super().__init__()
         self.n = n
         self.matrix_runs = 0
 
-    async def run(self, path, settings, on_event=None, **options):
-        if "min_run_time" in options:
+    async def run(self, request, on_event=None):
+        if request.flags == MATRIX_FLAGS:
             self.matrix_runs += 1
             self.gate = asyncio.Event() if self.matrix_runs > self.n else None
         else:
             self.gate = None
-        return await super().run(path, settings, on_event, **options)
+        return await super().run(request, on_event)
 
 
 def row(screen: MatrixScreen, index: int) -> list[str]:

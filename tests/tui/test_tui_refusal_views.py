@@ -13,6 +13,7 @@ from playground.engine.exports import markdown_report
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.wording.errors import FULL_WIDTH, refusal_words
+from tests.requests import request_for
 from tui.panes import render_breaks, render_source
 from tui.run.view import RunState, View
 from tui.widgets.summary_bar import summary_text
@@ -63,7 +64,7 @@ def test_a_canned_refusal_is_worded_alike_in_check_and_the_app():
 
 def test_the_gallerys_refusal_from_a_real_worker_is_worded_alike(worker):
     path = ROOT / "snippets" / "sum_if_fullgraph.py"
-    report = worker.run(str(path), Settings(backend="eager", fullgraph=True), timing=False).report
+    report = worker.run(request_for(str(path), Settings(backend="eager", fullgraph=True), timing=False)).report
     assert report.error is not None and report.error.type == "Unsupported"
     refused = report.error.refused
     assert refused is not None and refused.line == 32  # `if y.sum() > 0:`

@@ -1,34 +1,29 @@
 """The app's run flags hold for every run, as they do for `watch`: `--no-timing` and
-`--min-run-time` reach each run's options (they were parsed and then ignored)."""
+`--min-run-time` reach each run's request (they were parsed and then ignored)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
-from tui_fakes import FIXTURES, FakeEngine
+from tui_fakes import FakeEngine, settle
 
 from playground.cli import main as cli_main
-from playground.engine.settings import Settings
-from tui.engine.protocol import WithRunDefaults
+from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.run_request import RunFlags
+from tui.factory import make_app
 
 
-def test_every_run_takes_the_defaults_and_a_run_may_say_otherwise():
+async def test_every_run_takes_the_command_lines_run_flags_beside_the_passes_asked(snippet):
     fake = FakeEngine()
-    engine = WithRunDefaults(fake, {"timing": False, "min_run_time": 0.5})
-
-    async def go() -> None:
-        assert (await engine.start()) == fake.hello and engine.hello == fake.hello
-        await engine.run(str(FIXTURES / "branch.py"), Settings(), None, kernels=True)
-        await engine.run(str(FIXTURES / "branch.py"), Settings(), None, timing=True)
-        await engine.cancel()
-        await engine.close()
-
-    asyncio.run(go())
-    assert fake.options[0] == {"timing": False, "min_run_time": 0.5, "kernels": True}
-    assert fake.options[1] == {"timing": True, "min_run_time": 0.5}
-    assert fake.closed
+    flags = RunFlags(timing=False, min_run_time=0.5)
+    app = make_app(snippet, engine=fake, watch=False, run_flags=flags)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("k")
+        await settle(pilot)
+    assert [r.flags for r in fake.requests] == [flags, flags]
+    assert [r.passes for r in fake.requests] == [NO_PASSES, Passes(kernels=True)]
 
 
 @pytest.mark.parametrize(

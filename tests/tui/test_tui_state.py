@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tui_fakes import load_fixture, plain
 
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from tui.keys.table import KEYS, PANES, markdown_table
@@ -53,7 +54,7 @@ def test_summary_narrows_before_it_wraps():
 
 
 def test_title_and_settings_bars():
-    view = View(snippet_name="s.py", hello={"torch_version": "2.13.0", "cuda_available": True})
+    view = View(snippet_name="s.py", hello=WorkerHello(torch_version="2.13.0", cuda_available=True))
     assert plain(title_text(view)).strip() == "s.py  torch 2.13.0  device cpu (cuda available)"
     assert "torch: starting…" in plain(title_text(View(snippet_name="s.py")))
     text = plain(settings_text(Settings(fullgraph=True, dynamic=False, backend="eager")), width=200)

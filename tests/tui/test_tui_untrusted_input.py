@@ -19,8 +19,9 @@ import pytest
 from tui_fakes import FakeEngine, bar_text, base_report, pane_text, settle
 
 from playground.cli.textreport import render as text_report
-from playground.engine.events import ProgressEvent, RestartEvent, RunResult
+from playground.engine.events import EventHandler, ProgressEvent, RestartEvent, RunResult
 from playground.engine.report import Report
+from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
 from tui.engine.intake import visible_value
@@ -173,8 +174,8 @@ async def test_nothing_from_the_snippet_or_torch_reaches_the_screen_raw(tmp_path
 
 async def test_engine_failures_and_notifications_are_escaped(snippet: Path):
     class Failing(FakeEngine):
-        async def run(self, *args: Any, **kwargs: Any) -> RunResult:
-            emit = args[2] if len(args) > 2 else kwargs.get("on_event")
+        async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
+            emit = on_event
             if emit is not None:
                 emit(RestartEvent(f"restarted {HOSTILE}"))
             raise RuntimeError(f"engine broke {HOSTILE} [/]")
@@ -354,8 +355,9 @@ def test_the_command_line_passes_its_flags_to_the_app(snippet: Path, monkeypatch
     assert tui.cli.main(str(snippet), {"backend": "aot_eager"}, timing=False, min_run_time=0.5) == 0
     assert made["pinned"] == {"backend": "aot_eager"}
     assert made["settings"].backend == "aot_eager"
-    # the run flags hold for every run (--no-timing, --min-run-time)
-    assert engines == [{"run_defaults": {"timing": False, "min_run_time": 0.5}}]
+    # the run flags hold for every run (--no-timing, --min-run-time); the timeout is the client's
+    assert made["run_flags"] == RunFlags(timing=False, min_run_time=0.5)
+    assert engines == [{"timeout_s": None}]
 
 
 # --- a BOM, and Python's other line endings ----------------------------------------------------
@@ -400,8 +402,8 @@ class NeverEnding(FakeEngine):
         self.on_close = on_close
         self.events: list[str] = []
 
-    async def run(self, path: str, settings: Settings, on_event=None, **options: Any) -> RunResult:
-        self.runs.append((Path(path).read_text(), settings))
+    async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
+        self.runs.append((Path(request.path).read_text(), request.settings))
         assert on_event is not None
         on_event(ProgressEvent("compiling", 1, 3, ""))
         try:

@@ -22,18 +22,19 @@ from typing import Any
 
 from playground.engine.errors import RunCancelled
 from playground.engine.events import DiagnosticsEvent, EventHandler, ProgressEvent, RestartEvent, RunResult, Trace
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
+from playground.engine.run_request import RunRequest
 from playground.engine.settings import Settings
-from playground.engine.snippet import PreparedRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-HELLO = {
-    "torch_version": "2.13.0+cpu",
-    "cuda_available": False,
-    "backends": ["cudagraphs", "eager", "inductor", "aot_eager", "tvm"],
-    "pid": 4242,
-}
+HELLO = WorkerHello(
+    torch_version="2.13.0+cpu",
+    cuda_available=False,
+    backends=("cudagraphs", "eager", "inductor", "aot_eager", "tvm"),
+    pid=4242,
+)
 
 
 #: What a trace run brings back besides its report.
@@ -49,7 +50,7 @@ def load_fixture(name: str) -> dict[str, Any]:
 
 def base_report(text: str, settings: Settings) -> dict[str, Any]:
     return {
-        "torch_version": HELLO["torch_version"],
+        "torch_version": HELLO.torch_version,
         "settings": settings.to_dict(),
         "stage": "complete",
         "content_sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -113,42 +114,33 @@ class FakeEngine:
         self,
         respond: Callable[[str, Settings], dict[str, Any]] = rule_report,
         *,
-        hello: dict[str, Any] | None = None,
+        hello: WorkerHello | None = None,
         calls: int = 2,
     ) -> None:
         self.respond = respond
-        self.hello: dict[str, Any] | None = None
-        self._hello = dict(hello or HELLO)
+        self.hello: WorkerHello | None = None
+        self._hello = hello or HELLO
         self.calls = calls
         self.runs: list[tuple[str, Settings]] = []
-        #: The keyword options of each run (trace, timing, min_run_time), in order.
-        self.options: list[dict[str, Any]] = []
-        self.prepared: list[PreparedRun | None] = []
+        #: Every run's request as the app made it, in order (its flags, passes, trace).
+        self.requests: list[RunRequest] = []
         self.cancels = 0
         self.closed = False
         self.crash_next = False
         self.gate: asyncio.Event | None = None
         self._cancel = asyncio.Event()
 
-    async def start(self) -> dict[str, Any]:
+    async def start(self) -> WorkerHello:
         await asyncio.sleep(0)
         self.hello = self._hello
         return self.hello
 
-    async def run(
-        self,
-        path: str,
-        settings: Settings,
-        on_event: EventHandler | None = None,
-        **options: Any,
-    ) -> RunResult:
+    async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult:
         emit = on_event or (lambda event: None)
-        text = Path(path).read_text()
+        settings = request.settings
+        text = Path(request.path).read_text()
         self.runs.append((text, settings))
-        # The app sends the snippet as it read it for every run; the options recorded are the
-        # ones a run asks for (trace, dynamo_code).
-        self.prepared.append(options.pop("prepared", None))
-        self.options.append(options)
+        self.requests.append(request)
         self._cancel = asyncio.Event()
         for call in range(1, self.calls + 1):
             emit(ProgressEvent("compiling", call, self.calls, ""))
@@ -174,7 +166,7 @@ class FakeEngine:
             )
             return RunResult(Report.from_dict(report))
         report = self.respond(text, settings)
-        trace = TRACE if options.get("trace") else None
+        trace = TRACE if request.trace else None
         diagnostics = copy.deepcopy(report)
         diagnostics.update(stage="diagnostics", equivalence=None, timings=None)
         emit(DiagnosticsEvent(Report.from_dict(diagnostics)))

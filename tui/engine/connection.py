@@ -12,8 +12,8 @@ from typing import Any
 
 from playground.engine.errors import RunCancelled
 from playground.engine.events import EventHandler, RunResult
-from playground.engine.live import LiveRun
-from playground.engine.passes import Passes
+from playground.engine.hello import WorkerHello
+from playground.engine.run_request import RunRequest
 from tui.engine.lifecycle import EngineLifecycle
 from tui.engine.protocol import Engine
 
@@ -34,17 +34,13 @@ class EngineConnection:
         self.lock = asyncio.Lock()
         self._task: asyncio.Future[RunResult] | None = None
 
-    async def start(self) -> dict[str, Any]:
-        return dict(await self.engine.start() or {})
+    async def start(self) -> WorkerHello:
+        return await self.engine.start()
 
-    async def run(self, request: LiveRun, on_event: EventHandler, passes: Passes) -> RunResult | None:
+    async def run(self, request: RunRequest, on_event: EventHandler) -> RunResult | None:
         """Run `request` on the engine; None when it was cancelled there. The caller holds `lock`."""
-        # The snippet as read for this run travels with it: the engine reads nothing again.
-        options: dict[str, Any] = {"prepared": request.prepared}
-        if request.trace:
-            options["trace"] = True
-        options.update(passes.asked())
-        task = asyncio.ensure_future(self.engine.run(str(request.path), request.settings, on_event, **options))
+        # The snippet as read for this run travels in the request: the engine reads nothing again.
+        task = asyncio.ensure_future(self.engine.run(request, on_event))
         # A superseded run may be cancelled twice over and never awaited to the end; its
         # outcome (often RunCancelled) is read here so asyncio never reports it as lost.
         task.add_done_callback(_read_outcome)

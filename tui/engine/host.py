@@ -14,8 +14,8 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from playground.engine.events import RunEvent
+from playground.engine.hello import WorkerHello
 from playground.engine.live import LiveRun
-from playground.engine.passes import Passes
 from playground.engine.textsafe import visible
 from tui.engine.connection import EngineConnection
 from tui.engine.intake import event_message, visible_report
@@ -49,7 +49,7 @@ class EngineHost:
         return self._connection.engine
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> WorkerHello | None:
         """The worker's handshake; None while torch is still starting."""
         return self._connection.lifecycle.hello
 
@@ -67,7 +67,7 @@ class EngineHost:
     async def _start(self) -> None:
         self._app.post_message(WorkerReady(await self._connection.start()))
 
-    def started(self, hello: dict[str, Any]) -> bool:
+    def started(self, hello: WorkerHello) -> bool:
         """The worker answered; False when that no longer matters (the app is closing)."""
         return self._connection.lifecycle.started(hello)
 
@@ -82,14 +82,14 @@ class EngineHost:
         """Stop any run at once and close the engine (see `EngineConnection.shutdown`)."""
         await self._connection.shutdown()
 
-    def send(self, request: LiveRun, passes: Passes) -> None:
+    def send(self, request: LiveRun) -> None:
         """Run `request` on the engine; the newest request wins (the run worker is exclusive)."""
         worker = self._app.run_worker(
-            self._run(request, passes), name="run_snippet", group="run", exclusive=True, exit_on_error=False
+            self._run(request), name="run_snippet", group="run", exclusive=True, exit_on_error=False
         )
         self._worker_generation[worker] = request.generation
 
-    async def _run(self, request: LiveRun, passes: Passes) -> None:
+    async def _run(self, request: LiveRun) -> None:
         """Run one request on the engine; posts messages, never touches widgets."""
         async with self._connection.lock:
             if not self._is_current(request.generation):
@@ -101,7 +101,7 @@ class EngineHost:
                 if message is not None:
                     self._app.post_message(message)
 
-            result = await self._connection.run(request, on_event, passes)
+            result = await self._connection.run(request.request, on_event)
             if result is not None:
                 report = visible_report(result.report)
                 self._app.post_message(RunFinished(request.generation, report, result.trace))

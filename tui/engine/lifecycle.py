@@ -12,7 +12,8 @@ nothing new runs and nothing a dying run reports is shown.
 from __future__ import annotations
 
 import enum
-from typing import Any
+
+from playground.engine.hello import WorkerHello
 
 
 class EngineState(enum.Enum):
@@ -45,14 +46,14 @@ class EngineLifecycle:
 
     def __init__(self) -> None:
         self._state = EngineState.STARTING
-        self._hello: dict[str, Any] | None = None
+        self._hello: WorkerHello | None = None
 
     @property
     def state(self) -> EngineState:
         return self._state
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> WorkerHello | None:
         """The worker's handshake (torch version, backends, cuda); None until READY."""
         return self._hello
 
@@ -72,7 +73,7 @@ class EngineLifecycle:
             raise IllegalTransition(f"{self._state.value} -> {target.value}")
         self._state = target
 
-    def started(self, hello: dict[str, Any]) -> bool:
+    def started(self, hello: WorkerHello) -> bool:
         """The worker answered; False (and nothing changes) when the app is already closing."""
         if not self.can(EngineState.READY):
             return False

@@ -8,11 +8,11 @@ not the newest, which is how a stale result is kept from ever being shown as cur
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from textual.message import Message
 
 from playground.engine.events import Trace
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 
@@ -21,7 +21,7 @@ from playground.engine.settings import Settings
 class WorkerReady(Message):
     """The torch worker answered its handshake."""
 
-    hello: dict[str, Any]
+    hello: WorkerHello
 
 
 @dataclass

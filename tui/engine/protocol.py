@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from playground.engine.events import EventHandler, RunResult
-from playground.engine.settings import Settings
+from playground.engine.hello import WorkerHello
+from playground.engine.run_request import RunRequest
 
 
 class Engine(Protocol):
@@ -15,56 +16,22 @@ class Engine(Protocol):
     typed events (ProgressEvent, DiagnosticsEvent, RestartEvent) and raises
     `playground.engine.errors.RunCancelled` when cancelled on request."""
 
-    hello: dict[str, Any] | None
+    hello: WorkerHello | None
 
-    async def start(self) -> dict[str, Any]: ...
+    async def start(self) -> WorkerHello: ...
 
-    # `options` are WorkerClient.run's keywords: the app always passes `prepared` (the snippet as
-    # it read it for this run), and trace, dynamo_code and kernels only when it needs them.
-    async def run(
-        self,
-        path: str,
-        settings: Settings,
-        on_event: EventHandler | None = None,
-        **options: Any,
-    ) -> RunResult: ...
+    # The request is the whole run as the app asks for it: the snippet as it read it for this
+    # run, the command line's run flags, the passes asked for, whether a trace comes back.
+    async def run(self, request: RunRequest, on_event: EventHandler | None = None) -> RunResult: ...
 
     async def cancel(self) -> None: ...
 
     async def close(self) -> None: ...
 
 
-def real_engine(*, run_defaults: dict[str, Any] | None = None, **kwargs: Any) -> Engine:
-    """The torch worker client; imported here, late, so tests never need it. `run_defaults` are
-    WorkerClient.run's keywords for every run (the app's --no-timing and --min-run-time)."""
+def real_engine(*, timeout_s: float | None = None) -> Engine:
+    """The torch worker client; imported here, late, so tests never need it. `timeout_s` is its
+    run timeout (the client's default when None)."""
     from playground.engine.client import WorkerClient
 
-    client = WorkerClient(**kwargs)
-    return WithRunDefaults(client, run_defaults) if run_defaults else client
-
-
-class WithRunDefaults:
-    """An engine whose every run takes `defaults` unless the run says otherwise: the command
-    line's run flags, which hold for the whole session as they do for `watch`."""
-
-    def __init__(self, engine: Engine, defaults: dict[str, Any]) -> None:
-        self._engine = engine
-        self._defaults = dict(defaults)
-
-    @property
-    def hello(self) -> dict[str, Any] | None:
-        return self._engine.hello
-
-    async def start(self) -> dict[str, Any]:
-        return await self._engine.start()
-
-    async def run(
-        self, path: str, settings: Settings, on_event: EventHandler | None = None, **options: Any
-    ) -> RunResult:
-        return await self._engine.run(path, settings, on_event, **{**self._defaults, **options})
-
-    async def cancel(self) -> None:
-        await self._engine.cancel()
-
-    async def close(self) -> None:
-        await self._engine.close()
+    return WorkerClient(timeout_s=timeout_s) if timeout_s else WorkerClient()

@@ -9,6 +9,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from playground.engine.hello import ConfigKey, WorkerHello
 from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, parse_config_assignment
 from tui.keys.table import KEYS, Key
 
@@ -38,17 +39,17 @@ class KeyCommands(Provider):
                 yield Hit(score, matcher.highlight(key.title), self._run(key), help=self._help(key))
 
 
-def cycle_backends(hello: dict[str, Any] | None) -> tuple[str, ...]:
+def cycle_backends(hello: WorkerHello | None) -> tuple[str, ...]:
     """What `b` cycles: the backends that work wherever torch runs (eager, aot_eager,
     inductor), and cudagraphs when the worker says CUDA is available. The others torch
     registers (tvm, openxla, onnxrt…) mostly need packages a machine lacks: palette only."""
-    cuda = bool((hello or {}).get("cuda_available"))
+    cuda = hello is not None and hello.cuda_available
     return (*CORE_BACKENDS, *(("cudagraphs",) if cuda else ()))
 
 
-def palette_backends(hello: dict[str, Any] | None) -> tuple[str, ...]:
+def palette_backends(hello: WorkerHello | None) -> tuple[str, ...]:
     """Every backend the palette offers: the cycled ones, then the rest the worker registers."""
-    registered = [str(name) for name in (hello or {}).get("backends") or ()]
+    registered = list(hello.backends) if hello is not None else []
     return tuple(dict.fromkeys([*cycle_backends(hello), *sorted(registered)]))
 
 
@@ -95,14 +96,14 @@ class BackendCommands(Provider):
                 yield Hit(score, matcher.highlight(title), run, help=help_text)
 
 
-def config_catalog(hello: dict[str, Any] | None) -> list[dict[str, Any]]:
+def config_catalog(hello: WorkerHello | None) -> tuple[ConfigKey, ...]:
     """The config keys the palette offers: the worker's list when its hello carries one
     (`config_keys`: name, type, default), else the well-known ones of COMMON_CONFIG."""
-    given = (hello or {}).get("config_keys")
-    if isinstance(given, list) and given:
-        return [k for k in given if isinstance(k, dict) and isinstance(k.get("name"), str)]
+    given = tuple(k for k in hello.config_keys if k.name) if hello is not None else ()
+    if given:
+        return given
     # recompile_limit is the one int among them (tests/tui/test_tui_config.py checks with torch).
-    return [{"name": n, "type": "int" if n.endswith("_limit") else "bool", "default": None} for n in COMMON_CONFIG]
+    return tuple(ConfigKey(n, "int" if n.endswith("_limit") else "bool") for n in COMMON_CONFIG)
 
 
 class SwitchCommands(Provider):
@@ -126,7 +127,7 @@ class SwitchCommands(Provider):
                 (f"Config: unset {key}", f"back to torch's default (now {value!r})", partial(self._use, key, None))
             )
         for entry in config_catalog(getattr(app, "hello", None)):
-            name, kind = entry["name"], entry.get("type")
+            name, kind = entry.name, entry.type
             if kind != "bool":
                 continue
             for value in (True, False):

@@ -25,10 +25,12 @@ from textual.app import App
 from textual.worker import Worker
 
 from playground.engine.events import Trace
+from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.live import LiveRun, LiveRuns
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
+from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags, RunRequest
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
@@ -71,6 +73,7 @@ class RunPipeline:
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
+        run_flags: RunFlags = DEFAULT_RUN_FLAGS,
     ) -> None:
         self._app = app
         self._show = show
@@ -79,6 +82,8 @@ class RunPipeline:
         #: Dynamo's code once the Code pane is first opened, the kernels profile after key k, the
         #: guard what-if after key u, or any of them from the command line's flags.
         self.passes = passes
+        #: What the command line asks of every run (--no-timing, --min-run-time), as for `watch`.
+        self.run_flags = run_flags
         #: Settings given on the command line: they outlast a switch to another snippet.
         #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
         self._pinned = dict(pinned or {})
@@ -99,7 +104,7 @@ class RunPipeline:
         return self.engine_host.engine
 
     @property
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> WorkerHello | None:
         """The worker's handshake; None while torch is still starting."""
         return self.engine_host.hello
 
@@ -210,7 +215,8 @@ class RunPipeline:
             return
         self.show_run(RunState("queued", message=reason))
         prepared = self._source.prepared(self.settings)
-        self.engine_host.send(LiveRun(self.generation, self.snippet, prepared, trace), self.passes)
+        request = RunRequest(prepared, self.run_flags, self.passes, trace=trace)
+        self.engine_host.send(LiveRun(self.generation, self.snippet, request))
 
     def hold_runs(self, why: str) -> asyncio.Lock:
         """Lend the engine to something else (the settings matrix): the run in flight is

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from playground.engine.hello import WorkerHello
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
@@ -70,7 +70,7 @@ class View:
     snippet_name: str = ""
     source: str = ""
     settings: Settings = field(default_factory=Settings)
-    hello: dict[str, Any] | None = None
+    hello: WorkerHello | None = None
     run: RunState = field(default_factory=RunState)
     report: Report | None = None
     attempt: Report | None = None
@@ -88,4 +88,4 @@ class View:
 
     @property
     def torch_version(self) -> str | None:
-        return (self.hello or {}).get("torch_version")
+        return self.hello.torch_version if self.hello is not None else None

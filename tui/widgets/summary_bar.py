@@ -68,7 +68,7 @@ def title_text(view: View) -> Text:
     text.append(f"  torch {version}" if version else "  torch: starting…")
     text.append(f"  device {view.settings.device}")
     if view.hello is not None:
-        cuda = "cuda available" if view.hello.get("cuda_available") else "no cuda"
+        cuda = "cuda available" if view.hello.cuda_available else "no cuda"
         text.append(f" ({cuda})", style=DIM)
     return text
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
+from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
 from playground.engine.textsafe import visible
@@ -58,7 +59,7 @@ class Following:
         if presenter is not None:
             self.seen_presenter = True
             # The handshake goes to the top bar (torch version, device): as text, like the rest.
-            presenter = replace(presenter, hello=_visible_json(presenter.hello))
+            presenter = replace(presenter, hello=_visible_hello(presenter.hello))
         self.presenter = presenter
 
     @property
@@ -88,12 +89,12 @@ class Following:
         """The main screen's value for the shown run, as the presenter's app showed it: an
         error run keeps the last good report under it, marked STALE."""
         run = self.shown
-        hello = dict(self.presenter.hello) if self.presenter else {}
+        hello = self.presenter.hello if self.presenter else None
         if run is None:
             words = (
                 "presenter has left before any run" if self.presenter_gone else "waiting for the presenter's first run"
             )
-            return View(snippet_name="(no run yet)", hello=hello or None, run=RunState("idle", message=words))
+            return View(snippet_name="(no run yet)", hello=hello, run=RunState("idle", message=words))
         good = next((r for r in reversed(self.runs[: self.position + 1]) if is_good(r.report)), None)
         report = run.report
         if is_good(report):
@@ -105,7 +106,7 @@ class Following:
             snippet_name=run.snippet_name,
             source=source_text(run.source.encode("utf-8", "replace")),
             settings=run.settings,
-            hello=hello or {"torch_version": report.torch_version},
+            hello=hello or WorkerHello(torch_version=report.torch_version),
             run=state,
             report=good.report if good else None,
             attempt=report,
@@ -148,6 +149,11 @@ class Following:
         if self.problem:
             text.append(f"  {visible(self.problem)}", style=WARN)
         return text
+
+
+def _visible_hello(hello: WorkerHello | None) -> WorkerHello | None:
+    """The presenter's handshake with every string in it made visible."""
+    return None if hello is None else WorkerHello.from_dict(_visible_json(hello.to_dict()))
 
 
 def _visible_json(value: Any) -> Any:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, source_that_ran
 
@@ -48,9 +49,9 @@ class Presenting:
     def pane(self, pane: str) -> None:
         self._do("say which pane is shown", lambda w: w.update(pane=pane))
 
-    def hello(self, hello: dict[str, Any] | None) -> None:
-        if hello:
-            self._do("publish the worker's handshake", lambda w: w.update(hello=dict(hello)))
+    def hello(self, hello: WorkerHello | None) -> None:
+        if hello is not None:
+            self._do("publish the worker's handshake", lambda w: w.update(hello=hello))
 
     def close(self) -> None:
         self._do("say the session ended", lambda w: w.close())

@@ -32,15 +32,15 @@ def collect(capturer: Capturer, request: WorkerRequest, emit: Emit) -> dict[str,
     ctx = RunContext(request, emit, lambda: False)
     version = compat.depyf_version() or "?"
     compat.clear_run_state()
-    capture = capturer.begin(request.path)
-    scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
+    capture = capturer.begin(request.run.path)
+    scope = loading.SnippetScope(request.run.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     directory = tempfile.mkdtemp(prefix="compile-playground-depyf-")
     stopped = ""
     try:
         with (
-            compat.compile_caches_disabled(request.settings.cold),
+            compat.compile_caches_disabled(request.run.settings.cold),
             compat.deterministic_inductor_rng(),
-            switches.applied(request.settings),
+            switches.applied(request.run.settings),
         ):
             loaded = loading.prepare(ctx, loading.load(ctx, scope))
             with compat.dynamo_code_dumped(directory):
@@ -56,7 +56,7 @@ def collect(capturer: Capturer, request: WorkerRequest, emit: Emit) -> dict[str,
         capturer.end()
         scope.close()
     try:
-        return {"items": depyf_dump.read_dump(directory, request.path), "note": note}
+        return {"items": depyf_dump.read_dump(directory, request.run.path), "note": note}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -61,7 +61,7 @@ class CodeRun:
     @classmethod
     def asked(cls, request: WorkerRequest) -> CodeRun | None:
         """The code run of `request`, None when it did not ask for Dynamo's code."""
-        return cls(request) if request.dynamo_code else None
+        return cls(request) if request.run.passes.dynamo_code else None
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -72,7 +72,8 @@ class CodeRun:
 
     def code_request(self) -> WorkerRequest:
         """The request for the code child: the same snippet and settings, nothing timed or traced."""
-        return replace(self.request, timing=False, trace=False, code_to=self.code_path)
+        untimed = replace(self.request.run.flags, timing=False)
+        return replace(self.request.with_run(flags=untimed, trace=False), code_to=self.code_path)
 
     def progress(self) -> dict[str, Any]:
         """What the client shows while the code child runs."""

@@ -168,7 +168,7 @@ def run_here(
     channel = inherited.channel
     request = channel.expect(request)
     run_id = request.id
-    witness = Witness(run_id, request.path, parent) if parent is not None else None
+    witness = Witness(run_id, request.run.path, parent) if parent is not None else None
     if witness is not None:
         witness.install()
 
@@ -187,9 +187,9 @@ def run_here(
                 witness.sent(message)
             watch.sent(message)
 
-    watch = TracerWatch(emit, request.path).start()
+    watch = TracerWatch(emit, request.run.path).start()
 
-    timeout = request.timeout_s
+    timeout = request.run.flags.timeout_s
     trace = None
     used_inductor = False
     with OutputCapture() as out:
@@ -215,7 +215,7 @@ def run_here(
     worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
     report = replace(report, output=out.read(), worker=worker)
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
-    if request.trace:
+    if request.run.trace:
         message["trace"] = trace or {"lines": [], "strings": []}
     if request.report_to:
         # The template sends it once the code child has added Dynamo's code.
@@ -232,7 +232,7 @@ def _internal_error(request: WorkerRequest, exc: BaseException) -> Report:
     from playground.worker.run.failures import failure
 
     error = replace(
-        failure("worker", exc, request.path, "internal error in compile-playground's worker").error,
+        failure("worker", exc, request.run.path, "internal error in compile-playground's worker").error,
         line=None,
     )
-    return Report(torch_version=torch.__version__, settings=request.settings, error=error, snippet=request.path)
+    return Report(torch_version=torch.__version__, settings=request.run.settings, error=error, snippet=request.run.path)

@@ -94,11 +94,11 @@ def installed(name: str, snippet_dir: str) -> bool:
 def wanted(request: WorkerRequest) -> list[tuple[str, tuple[str, ...]]]:
     """The imports of this request's snippet whose package the template should import for the
     next run (see imported_names), their package installed and not shadowed."""
-    folder = os.path.dirname(os.path.abspath(request.path))
+    folder = os.path.dirname(os.path.abspath(request.run.path))
     skip = skipped()
     fresh: dict[str, bool] = {}
     out = []
-    for module, names in imported_names(request.source):
+    for module, names in imported_names(request.run.text):
         top = module.split(".")[0]
         if top not in fresh:
             fresh[top] = top not in skip and installed(top, folder)

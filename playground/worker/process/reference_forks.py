@@ -110,7 +110,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
         signal.sigwait({GO})  # eager: once the run has loaded the snippet; float64: when asked
         limits.cap_memory()  # the host's cap holds for every copy of the snippet
 
-        timeout = request.timeout_s
+        timeout = request.run.flags.timeout_s
         if timeout:
             # A snippet that hangs in eager hangs here too, and the run's child may be stuck in
             # Dynamo's trace of it: this stack, dumped before the timeout, names the snippet's
@@ -118,7 +118,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
             faulthandler.dump_traceback_later(max(timeout - 0.75, 0.5), exit=False, file=inherited.crash_log)
         compat.clear_run_state()
         # The snippet runs here too: if it kills the worker, the client hears why (witness.py).
-        witness = Witness(request.id, request.path, parent)
+        witness = Witness(request.id, request.run.path, parent)
         witness.install()
         with open(path + ".part", "wb") as fh:
             run_side(request, side, FileSink(fh, path), emit=witness.sent)

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from playground.engine.hello import WorkerHello
 from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process import preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
@@ -92,30 +93,30 @@ class Template:
             self.spare.drop()
             reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
         self.requests.pending.extend(reexec.requeued())
-        self.channel.send(self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok))
+        hello = self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok)
+        self.channel.send({"event": "hello", **hello.to_dict()})
         self._fork_spare()
 
-    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> dict[str, Any]:
+    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> WorkerHello:
         import torch
 
         from playground.worker import compat
         from playground.worker.run import switches
 
-        return {
-            "event": "hello",
-            "torch_version": torch.__version__,
-            "cuda_available": bool(torch.cuda.is_available()),
-            "backends": compat.list_backends(),
-            "config_keys": switches.catalog(),
-            "pid": os.getpid(),
-            "python": sys.version.split()[0],
-            "import_s": import_s,
-            "warm_s": round(warm_s, 3),
-            "isolation": "fork" if self.isolated else "none",
-            "fork_ok": fork_ok,
-            "threads": _thread_count(),
-            "rss_mb": round(rss_mb(), 1),
-        }
+        return WorkerHello(
+            torch_version=torch.__version__,
+            cuda_available=bool(torch.cuda.is_available()),
+            backends=tuple(compat.list_backends()),
+            config_keys=switches.catalog(),
+            pid=os.getpid(),
+            python=sys.version.split()[0],
+            import_s=import_s,
+            warm_s=round(warm_s, 3),
+            isolation="fork" if self.isolated else "none",
+            fork_ok=fork_ok,
+            threads=_thread_count(),
+            rss_mb=round(rss_mb(), 1),
+        )
 
     def warm(self, backend: str) -> float:
         """The warm-up run (warmup.warm) here; its seconds."""
@@ -178,7 +179,7 @@ class Template:
                 run = self.references.request(run)
             outcome, status = self._first(run)
             if outcome == "died" and self.references is not None:
-                eager = self.references.eager_failure(wait_s=min(request.timeout_s or 30.0, 30.0))
+                eager = self.references.eager_failure(wait_s=min(request.run.flags.timeout_s or 30.0, 30.0))
                 if eager is not None:
                     status = {**status, "eager_failure": eager}
             if code is not None:
@@ -195,7 +196,7 @@ class Template:
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
         # is given its grace.
         self.stragglers.sweep(grace=outcome != "ok")
-        if not request.last:  # a one-shot check has no next run to warm a child for
+        if not request.run.last:  # a one-shot check has no next run to warm a child for
             # The libraries it imported, for the next run.
             preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
             self._fork_spare()
@@ -221,7 +222,7 @@ class Template:
                 main(self.inherited(), request, parent)
         self.child = pid
         # Only the run's child dumps its stack before the timeout (child.dump_after).
-        outcome, status = self._wait_child(pid, request.id, request.timeout_s, dumps=main is run_child)
+        outcome, status = self._wait_child(pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
@@ -245,7 +246,7 @@ class Template:
             code_outcome, code_status = self._child(request, code_child, spare=False)
             if code_outcome == "cancelled":
                 return code_outcome, code_status
-            fields = code.result(code_outcome, code_status, request.timeout_s)
+            fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
         self.channel.send(code.merged(held, *fields))
         return outcome, status
 
@@ -334,10 +335,10 @@ def _will_compile_with_inductor(request: WorkerRequest) -> bool:
     saved mid-edit (or a `check` of a broken one) fails at load, in a few milliseconds; warming
     Inductor first would make it wait for the warm-up (20-30 s on a machine whose Inductor cache
     is cold) only to report a syntax error. The next run that parses warms it."""
-    if request.settings.backend != "inductor":
+    if request.run.settings.backend != "inductor":
         return False
     try:
-        compile(request.source, request.path or "<snippet>", "exec", dont_inherit=True)
+        compile(request.run.text, request.run.path or "<snippet>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
         return False
     return True

@@ -11,7 +11,9 @@ import sys
 import tempfile
 from typing import Any
 
+from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
+from playground.engine.snippet import PreparedRun, SnippetSource
 from playground.worker.process import procs
 from playground.worker.process.output import OutputCapture
 from playground.worker.run.request import WorkerRequest
@@ -41,15 +43,9 @@ def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(WARMUP_SNIPPET)
-        request = WorkerRequest(
-            id=0,
-            path=path,
-            source=WARMUP_SNIPPET,
-            settings=Settings(backend=backend),
-            timing=True,
-            min_run_time=0.001,
-            warmup=True,
-        )
+        source = SnippetSource(path, WARMUP_SNIPPET, "")
+        prepared = PreparedRun(path, Settings(backend=backend), source=source)
+        request = WorkerRequest(RunRequest(prepared, RunFlags(timing=True, min_run_time=0.001)), warmup=True)
         with OutputCapture():
             try:
                 outcome = run_experiment(capturer, request, lambda event: None, inductor_started=inductor_started)

@@ -198,7 +198,7 @@ def compile_target(
         loaded.target,
         fullgraph=settings.fullgraph,
         dynamic=settings.dynamic,
-        backend=counting_backend(settings, capture, on_traced, ctx.request.kernels),
+        backend=counting_backend(settings, capture, on_traced, ctx.request.run.passes.kernels),
     )
 
 

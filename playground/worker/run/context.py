@@ -18,8 +18,8 @@ class RunContext:
 
     def __init__(self, request: WorkerRequest, emit: Emit, cancelled: Callable[[], bool]) -> None:
         self.request = request
-        self.path = request.path
-        self.settings = request.settings
+        self.path = request.run.path
+        self.settings = request.run.settings
         self.emit = emit
         self.cancelled = cancelled
         self.notes: list[str] = []

@@ -59,29 +59,29 @@ def run_experiment(
     run Inductor before (its one-time start-up is then not in the cold compile)."""
     started = time.perf_counter()
     ctx = RunContext(request, emit, cancelled)
-    base = Report(torch_version=torch.__version__, settings=request.settings, snippet=request.path)
+    base = Report(torch_version=torch.__version__, settings=request.run.settings, snippet=request.run.path)
     warning = compat.version_warning()
     if warning:
         ctx.notes.append(warning)
     problem = settings_problem(request)
     if problem is not None:
         return Outcome(_finish(replace(base, error=problem), ctx, started))
-    ctx.notes += settings_notes(request.settings)
+    ctx.notes += settings_notes(request.run.settings)
     compat.clear_run_state()
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
-    capture = capturer.begin(request.path, keep_trace_lines=request.trace)
+    capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
-    if request.timeout_s:
+    if request.run.flags.timeout_s:
         # What starts after this would be cut by the template's kill, the whole report with it.
-        phases.deadline = started + request.timeout_s - max(1.0, 0.1 * request.timeout_s)
+        phases.deadline = started + request.run.flags.timeout_s - max(1.0, 0.1 * request.run.flags.timeout_s)
     references = References(ctx)
-    scope = loading.SnippetScope(request.path, f"compile_playground_snippet_{request.id}", not request.warmup)
+    scope = loading.SnippetScope(request.run.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     error: RunError | None = None
     try:
         with (
-            compat.compile_caches_disabled(request.settings.cold),
+            compat.compile_caches_disabled(request.run.settings.cold),
             compat.deterministic_inductor_rng(),
-            switches.applied(request.settings),
+            switches.applied(request.run.settings),
         ):
             phases.run(scope, base, references)
     except RunFailure as failure_:
@@ -89,15 +89,15 @@ def run_experiment(
     except Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - whoever raised, what was captured stays
-        error = unexpected(exc, request.path, ctx.doing)
+        error = unexpected(exc, request.run.path, ctx.doing)
     finally:
         capturer.end()
         local_modules = scope.close()
     # torch's text of the error read once, here: the refused break, the missing package.
-    error = refusals.read_error(error, request.settings.fullgraph)
+    error = refusals.read_error(error, request.run.settings.fullgraph)
     report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
-    trace = diagnostics.trace_payload(capture) if request.trace else None
-    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings.backend == "inductor")
+    trace = diagnostics.trace_payload(capture) if request.run.trace else None
+    return Outcome(_finish(report, ctx, started), trace, used_inductor=request.run.settings.backend == "inductor")
 
 
 def settings_problem(request: WorkerRequest) -> RunError | None:
@@ -105,7 +105,7 @@ def settings_problem(request: WorkerRequest) -> RunError | None:
     config key or value torch lacks."""
     if request.settings_problem:
         return RunError(kind="settings", type="BadSettings", message=request.settings_problem)
-    settings = request.settings
+    settings = request.run.settings
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         return RunError(
             kind="settings",
@@ -259,7 +259,7 @@ class Phases:
         # (graphs it compiles are reported apart, as a finding of the timing).
         self.diagnostics = diagnostics.refresh(self.capture, self.diagnostics)
         self.frozen = True
-        if ctx.request.timing:
+        if ctx.request.run.flags.timing:
             # Diagnostics and output describe the calls of inputs(); the thousands of timed
             # repetitions would only drown them.
             self.capturer.pause()
@@ -282,7 +282,7 @@ class Phases:
             self.phase_s["timing"] = time.perf_counter() - t3
         # After the timing, never inside it: the guard checks below are timed on their own.
         self.guard_cost = guard_cost.guard_cost(done, loaded.target, self.timings)
-        if ctx.request.kernels and ctx.settings.backend == "inductor":
+        if ctx.request.run.passes.kernels and ctx.settings.backend == "inductor":
             self.capturer.pause()  # the profiled calls are not the run's diagnostics
             if self.on_timing_start is not None:  # nor is what they print (the profiler's own lines)
                 self.on_timing_start()
@@ -290,11 +290,11 @@ class Phases:
             self.kernels = kernels_profile.profile(done, loaded.target, self.capture, self.timings, ctx.settings.device)
             if self.guard_cost is not None:
                 self.guard_cost = replace(self.guard_cost, lookup_us=self.kernels.lookup_us)
-        elif ctx.request.kernels:
+        elif ctx.request.run.passes.kernels:
             self.kernels = KernelsProfile(
                 note=f"not profiled: only Inductor writes kernels (backend {ctx.settings.backend})"
             )
-        if ctx.request.guard_what_if:
+        if ctx.request.run.passes.guard_what_if:
             # Last: it resets Dynamo and recompiles the target, so nothing after it could read
             # the run's own cache entries.
             self.capturer.pause()  # its compile and calls are not the run's diagnostics

@@ -260,7 +260,7 @@ def _recompiled(ctx: RunContext, target: Any, guard_filter: Callable[[list[Any]]
     under `guard_filter`, with the backend itself: no graph of it reaches the run's capture."""
     settings: Settings = ctx.settings
     mode = settings.mode if settings.backend == "inductor" else None
-    kernels = ctx.request.kernels and settings.backend == "inductor"
+    kernels = ctx.request.run.passes.kernels and settings.backend == "inductor"
     backend = compat.real_backend(
         settings.backend, mode, settings.dynamic, compat.KERNEL_PROFILE_OPTIONS if kernels else None
     )

@@ -103,7 +103,7 @@ def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
     """Compile and run the snippet's source in a fresh module."""
     ctx.progress("loading", "loading the snippet")
     try:
-        code = compile(ctx.request.source, ctx.path, "exec", dont_inherit=True)
+        code = compile(ctx.request.run.text, ctx.path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise RunFailure(
             "snippet",

@@ -76,7 +76,7 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
     too): the snippet's own classes in what it returns are then found again when unpickled."""
     ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
-    scope = loading.SnippetScope(request.path, name, not request.warmup)
+    scope = loading.SnippetScope(request.run.path, name, not request.warmup)
     float64 = side == "float64"
     built: Built | None = None
     try:
@@ -90,7 +90,7 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
         built = built if float64 else tracker.built
         for index, raw in numbered(ctx, loaded):
             ctx.progress("reference", f"{side} call {index}", index)
-            snapshot = clone_args(as_call(raw, index), request.settings.device)
+            snapshot = clone_args(as_call(raw, index), request.run.settings.device)
             if built is not None:
                 built.inputs[index] = built_digests.of_inputs(snapshot)
             try:
@@ -102,7 +102,7 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
     except RunFailure as exc:
         sink.end(SideResult(error=exc.error, complete=True, built=built))
     except Exception as exc:  # noqa: BLE001 - the reference's failure is reported, never raised
-        error = failure("snippet", exc, request.path, f"the {side} reference raised").error
+        error = failure("snippet", exc, request.run.path, f"the {side} reference raised").error
         sink.end(SideResult(error=error, complete=True, built=built))
     finally:
         scope.close()

@@ -1,8 +1,11 @@
 """One "run" message from the client as a frozen value, read once where the template reads it.
 
-The template, the run's child, the reference processes and the code child all read this one
-value; what the template adds for its children (where to write instead of the channel, the
-reference processes) is a typed field, never a key grown on a dict. Worker-side, torch-free.
+The message is the client's `RunRequest` (playground/engine/run_request.py) with the client's
+own fields around it (the run's id and key); the worker reads the request with its one codec
+and wraps it with what is the worker's. The template, the run's child, the reference processes
+and the code child all read this one value; what the template adds for its children (where to
+write instead of the channel, the reference processes) is a typed field, never a key grown on a
+dict. Worker-side, torch-free.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from playground.engine.channel import RUN_KEY
-from playground.engine.settings import Settings
+from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S, RunRequest, UnreadableSettings
 
 #: The longest run timeout the worker accepts (faulthandler's timer overflows on inf or 1e12).
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -34,29 +37,15 @@ class ReferenceProcesses:
 class WorkerRequest:
     """One "run" message from the client, and what the template adds for its children."""
 
+    #: The run as the client asked for it. Its path is absolute, its timeout (flags.timeout_s)
+    #: finite and positive or None for none, its min_run_time finite.
+    run: RunRequest
     id: Any = 0
-    path: str = ""
-    source: str = ""
-    #: The settings as the client resolved them, read back with the one codec: the worker
-    #: never rebuilds defaults of its own. (switches.problem names a bad config value.)
-    settings: Settings = field(default_factory=Settings)
-    #: Why the message's settings could not be read ("" when they could): the run reports it.
+    #: Why the message's settings could not be read ("" when they could): the run reports it,
+    #: its settings the defaults meanwhile. (switches.problem names a bad config value.)
     settings_problem: str = ""
-    timing: bool = True
-    min_run_time: float = 0.2
-    trace: bool = False
     #: The template's own warm-up run: no sys.path change, no imports tracked.
     warmup: bool = False
-    #: The run's timeout in seconds, None for none (always finite and positive).
-    timeout_s: float | None = None
-    #: A one-shot check: no next run to prepare a child or libraries for.
-    last: bool = False
-    dynamo_code: bool = False
-    #: Profile Inductor's kernels after the timing (kernels_profile.py).
-    kernels: bool = False
-    #: Measure what a guard filter or skip_guard_eval_unsafe would save, after the timing
-    #: (guard_what_if.py): a recompile of the target under the filter.
-    guard_what_if: bool = False
     #: The key the client signs this run's messages with; the channel keeps it, and the request
     #: the run sees never holds it (the snippet can read its process's memory).
     key: str | None = field(default=None, repr=False)
@@ -68,31 +57,21 @@ class WorkerRequest:
 
     @classmethod
     def from_message(cls, message: Mapping[str, Any]) -> WorkerRequest:
-        """The request a message carries; lenient: a missing key takes its default, and
-        settings that do not read are named in `settings_problem`."""
-        problem = ""
+        """The request a message carries: the client's request read with its codec (a missing
+        key takes its default), settings that do not read named in `settings_problem`."""
+        problem = str(message.get("settings_problem") or "")
         try:
-            settings = Settings.from_dict(message.get("settings"))
-        except (TypeError, ValueError) as exc:
-            settings, problem = Settings(), f"the request's settings could not be read: {exc}"
+            run = RunRequest.from_dict(message)
+        except UnreadableSettings as exc:
+            run = RunRequest.from_dict({**message, "settings": None})
+            problem = f"the request's settings could not be read: {exc}"
         references = message.get("references")
         key = message.get(RUN_KEY)
-        path = message.get("path")
         return cls(
+            run=_sane(run),
             id=message.get("id", 0),
-            path=os.path.abspath(path) if isinstance(path, str) and path else "",
-            source=str(message.get("source") or ""),
-            settings=settings,
             settings_problem=problem,
-            timing=bool(message.get("timing", True)),
-            min_run_time=_number(message.get("min_run_time"), 0.2),
-            trace=bool(message.get("trace")),
             warmup=bool(message.get("warmup")),
-            timeout_s=_timeout(message.get("timeout_s")),
-            last=bool(message.get("last")),
-            dynamo_code=bool(message.get("dynamo_code")),
-            kernels=bool(message.get("kernels")),
-            guard_what_if=bool(message.get("guard_what_if")),
             key=key if isinstance(key, str) else None,
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),
@@ -102,14 +81,45 @@ class WorkerRequest:
     def to_message(self) -> dict[str, Any]:
         """The request as JSON for a pipe between the worker's own processes (the spare child's,
         a restarted template's): from_message reads it back whole, its settings and key included."""
-        message = asdict(self)
-        message["settings"] = self.settings.to_dict()
-        message[RUN_KEY] = message.pop("key")
-        return {"op": "run", **message}
+        return {
+            "op": "run",
+            **self.run.to_dict(),
+            "id": self.id,
+            "settings_problem": self.settings_problem,
+            "warmup": self.warmup,
+            RUN_KEY: self.key,
+            "report_to": self.report_to,
+            "code_to": self.code_to,
+            "references": asdict(self.references) if self.references is not None else None,
+        }
 
     def unsigned(self) -> WorkerRequest:
         """This request without the client's key: what a run is handed."""
         return replace(self, key=None)
+
+    def with_run(self, **changes: Any) -> WorkerRequest:
+        """This request, its run changed (`RunRequest`'s fields: e.g. flags, trace)."""
+        return replace(self, run=replace(self.run, **changes))
+
+
+def _sane(run: RunRequest) -> RunRequest:
+    """The run as the worker can use it: its path absolute, its timeout None or within
+    MAX_TIMEOUT_S, its min_run_time a finite number."""
+    path = run.path
+    if path and not os.path.isabs(path):
+        absolute = os.path.abspath(path)
+        source = run.prepared.source
+        run = replace(
+            run,
+            prepared=replace(
+                run.prepared, path=absolute, source=replace(source, path=absolute) if source is not None else None
+            ),
+        )
+    flags = run.flags
+    sane = replace(
+        flags, min_run_time=_number(flags.min_run_time, DEFAULT_MIN_RUN_TIME_S), timeout_s=_timeout(flags.timeout_s)
+    )
+    return run if sane == flags else replace(run, flags=sane)
 
 
 def _number(value: Any, default: float) -> float:

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from playground.engine.hello import ConfigKey
 from playground.engine.settings import Settings
 from playground.worker import compat
 
@@ -133,9 +134,9 @@ def applied(settings: Settings) -> Iterator[None]:
         yield
 
 
-def catalog() -> list[dict[str, Any]]:
+def catalog() -> tuple[ConfigKey, ...]:
     """Every config key this torch has, with its type and default: what the app's command
-    palette can offer (a candidate for the worker's hello). Hidden and deprecated keys left out."""
+    palette can offer (the worker's hello carries it). Hidden and deprecated keys left out."""
     out = []
     for prefix in _MODULES:
         for name, entry in sorted(_entries(prefix).items()):
@@ -146,5 +147,5 @@ def catalog() -> list[dict[str, Any]]:
                 continue  # lists, dicts and callables are not set from a palette
             kinds, literal = _allowed(entry)
             kind = "literal" if literal is not None else "|".join(k.__name__ for k in kinds) or "any"
-            out.append({"name": f"{prefix}.{name}", "type": kind, "default": default})
-    return out
+            out.append(ConfigKey(name=f"{prefix}.{name}", type=kind, default=default))
+    return tuple(out)

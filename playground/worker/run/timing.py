@@ -72,7 +72,7 @@ def _steady(ctx: RunContext, done: CallsDone, target: Callable[..., Any]) -> dic
             compiled_counted,
             clone_args(snapshot),
             clone_args(snapshot),
-            min_run_time=ctx.request.min_run_time,
+            min_run_time=ctx.request.run.flags.min_run_time,
             device=ctx.settings.device,
         )
     except Exception as exc:  # noqa: BLE001 - the timing loop calls the snippet again, many times
