@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".inductor-cache-tests"))
 
 # A report key of the wrong type is an error in every process the suite starts, not a silent
-# default (playground/engine/report.py's STRICT_ENV): a builder's mistake fails a test.
+# default (playground/engine/report/wire.py's STRICT_ENV): a builder's mistake fails a test.
 os.environ.setdefault("COMPILE_PLAYGROUND_STRICT_REPORTS", "1")
 
 # Every process the suite starts inherits this mark; at the end, none may be left: after
@@ -131,6 +131,7 @@ FAST_MODULES = frozenset(
         "test_follow_imports",
         "test_serve",
         "test_limits_unit",
+        "test_docs",
     }
 )
 

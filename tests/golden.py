@@ -35,6 +35,9 @@ IDS = re.compile(r"\d{9,}|0x[0-9a-f]{6,}")
 OUR_FRAME = re.compile(r'(playground/[\w/]+\.py", line )\d+')
 #: Decimal numbers, in torch's raw log text and in stacks (latencies, timestamps).
 DECIMALS = re.compile(r"\d+\.\d+")
+#: The length cap's cut (playground/engine/caps.py): where it falls, and so the last line kept and
+#: the count of bytes left out, moves with the length of the object ids before it.
+CUT = re.compile(r"[^\n]*\n?… \d+ more bytes$")
 #: Subtrees whose every number is a measurement.
 MEASURED = ("phase_s",)
 #: Strings holding raw text whose numbers are measurements.
@@ -51,7 +54,7 @@ def _mask(value: Any, key: str = "", measured: bool = False, raw: bool = False) 
     if isinstance(value, (int, float)) and not isinstance(value, bool) and (measured or VOLATILE.search(key.lower())):
         return "<n>"
     if isinstance(value, str):
-        value = IDS.sub("<id>", value.replace(str(ROOT), "<root>"))
+        value = IDS.sub("<id>", CUT.sub("<cut>", value.replace(str(ROOT), "<root>")))
         value = OUR_FRAME.sub(r"\1<n>", value)
         return _raw(value) if raw else value
     return value

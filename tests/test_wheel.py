@@ -140,7 +140,7 @@ def test_the_wheel_holds_the_gallery_and_the_default_snippet(installed):
 def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
     python, elsewhere, env = installed
     probe = (
-        "import json, playground, tui.files as f\n"
+        "import json, playground, tui.files.gallery as f\n"
         "d = playground.snippets_dir()\n"
         "print(json.dumps({'dir': str(d), 'playground': playground.__file__,\n"
         "  'gallery': [e.name for e in f.list_gallery(d)]}))\n"

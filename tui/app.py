@@ -29,18 +29,18 @@ from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
-from tui.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
-from tui.engine import Engine
-from tui.export_actions import shown, write_markdown
-from tui.files import GalleryEntry, list_gallery, open_copy
-from tui.keys import BINDINGS
-from tui.palette import PlaygroundPalette
-from tui.pipeline import RunPipeline
+from tui.engine.protocol import Engine
+from tui.files.exports import shown, write_markdown
+from tui.files.gallery import GalleryEntry, list_gallery, open_copy
+from tui.keys.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
+from tui.keys.palette import PlaygroundPalette
+from tui.keys.table import BINDINGS
+from tui.run.pipeline import RunPipeline
+from tui.run.view import RunState
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
 from tui.screens.matrix import MatrixScreen
-from tui.state import RunState
 
 #: After a stop signal, or the terminal going away, the app closes as `q` does; should that
 #: close stall (a worker that will not die, a write that never returns), the process ends here
@@ -99,7 +99,7 @@ class PlaygroundApp(RunPipeline):
         from textual.drivers.linux_driver import LinuxDriver
 
         if driver is LinuxDriver:
-            from tui.terminal import TerminalDriver
+            from tui.widgets.terminal import TerminalDriver
 
             return TerminalDriver
         return driver

@@ -11,7 +11,7 @@ from playground import snippets_dir
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.session import SessionWriter
 from tui.factory import initial_settings, make_app
-from tui.files import copy_without_overwrite
+from tui.files.gallery import copy_without_overwrite
 
 #: Where the no-argument start puts its editable copy of the default snippet.
 DEFAULT_COPY = "snippet.py"
@@ -52,7 +52,7 @@ def main(
     `passes` (--kernels, --code, --guard-what-if) are asked of every run from the first one.
     `timing` False (--no-timing) and `min_run_time` (--min-run-time) hold for every run.
     """
-    from tui.engine import real_engine
+    from tui.engine.protocol import real_engine
 
     try:
         if path is None:

@@ -13,7 +13,7 @@ from playground.engine.settings import Settings
 from playground.engine.snippet import read_regular_bytes
 from playground.engine.snippet_settings import resolve_settings
 from tui.app import PlaygroundApp
-from tui.engine import Engine
+from tui.engine.protocol import Engine
 
 
 def initial_settings(snippet: Path, overrides: dict[str, Any] | None = None) -> Settings:

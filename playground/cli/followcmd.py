@@ -56,7 +56,7 @@ def follow_main(argv: list[str]) -> int:
     if not into.is_dir():
         print(f"compile-playground follow: --into {args.into}: not a folder", file=sys.stderr)
         return 2
-    from tui.follow import FollowApp, Fork
+    from tui.workshop.follower import FollowApp, Fork
 
     # Under `serve` the app speaks to a browser over stdout: no terminal to hand a playground.
     in_browser = "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")

@@ -121,7 +121,7 @@ def test_write_export_rules(tmp_path: Path):
 
 def test_app_markdown_export_is_marked_as_ours(tmp_path: Path):
     from playground.engine.report import Report
-    from tui.export_actions import write_markdown
+    from tui.files.exports import write_markdown
 
     report = json.loads(
         json.dumps({"snippet": str(tmp_path / "s.py"), "settings": {}, "error": None, "equivalence": None})

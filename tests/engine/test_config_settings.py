@@ -141,7 +141,7 @@ def test_stances_and_common_keys_are_torchs():
         with torch.compiler.set_stance(stance):
             pass
     modules = {"dynamo": dynamo_config, "inductor": inductor_config}
-    from tui.commands import config_catalog
+    from tui.keys.commands import config_catalog
 
     for entry in config_catalog(None):
         prefix, _, name = entry["name"].partition(".")

@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 
 from playground.engine.report import Comparison
 from playground.worker.process.channel import sanitize as _sanitize
-from playground.worker.run import comparison
-from playground.worker.run.comparison import compare_grads, compare_values, default_loss, leaves, validate_tolerance
+from playground.worker.run import tolerances, value_walk
+from playground.worker.run.gradients import compare_grads, default_loss
+from playground.worker.run.leaves import leaves
+from playground.worker.run.tolerances import validate_tolerance
+from playground.worker.run.value_walk import compare_values
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = {"name", "call", "dtype", "max_abs", "max_rel", "atol", "rtol", "ok", "compared", "note"}
@@ -145,7 +148,7 @@ def twin(value: Any) -> Any:
         return {k: twin(v) for k, v in value.items()}
     if isinstance(value, (EqRaises, EqTensor, Plain)):
         return type(value)(twin(value.value))
-    if comparison._iterator_kind(value) is not None:
+    if value_walk._iterator_kind(value) is not None:
         return _gen(0)
     return value
 
@@ -234,7 +237,7 @@ def test_tolerance_validation_never_raises_and_names_each_problem(value: dict[st
     clean, notes = validate_tolerance(value)
     assert set(clean or {}) <= {"atol", "rtol"}
     assert len(notes) == len(value) - len(clean or {})
-    assert comparison.tolerance_for(torch.float32, value) >= (0.0, 0.0)
+    assert tolerances.tolerance_for(torch.float32, value) >= (0.0, 0.0)
 
 
 # --- the cases from the issue, spelled out -----------------------------------------------
@@ -287,7 +290,7 @@ def test_a_huge_output_is_summed_up_not_listed() -> None:
     expected = [float(i) for i in range(5000)]
     actual = expected[:-1] + [-1.0]
     report = compare_values(expected, actual, 1, None)
-    assert len(report) <= comparison.MAX_LISTED + 2
+    assert len(report) <= value_walk.MAX_LISTED + 2
     assert [e.name for e in report if not e.ok] == ["out[4999]"]
 
 

@@ -15,10 +15,10 @@ from tui_fakes import FakeEngine, bar_text, pane_text, settle
 from playground.engine.report import Report
 from playground.engine.session import PublishedRun, SessionReader, SessionWriter
 from playground.engine.settings import Settings
+from tui.engine.messages import SnippetChanged
 from tui.factory import make_app
-from tui.follow import FollowApp, Fork
-from tui.keys import FOLLOW_TABLE, markdown_table
-from tui.messages import SnippetChanged
+from tui.keys.table import FOLLOW_TABLE, markdown_table
+from tui.workshop.follower import FollowApp, Fork
 
 #: The newest run is on every follower's screen within this long of the presenter's report
 #: (the follower looks every 0.1 s, and shows it 0.1-0.3 s after in benchmarks/workshop.py; the rest is slack for four apps in one event loop on a loaded two-core CI machine).

@@ -16,7 +16,7 @@ import playground.cli.main, playground.cli.followcmd  # what `compile-playground
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
-from tui.follow import FollowApp
+from tui.workshop.follower import FollowApp
 
 session = sys.argv[1]
 writer = SessionWriter(session)

@@ -10,8 +10,8 @@ import pytest
 from tui_fakes import HELLO, FakeEngine, bar_text, canned, pane_text, settle
 
 from playground.engine.report import Report
+from tui.engine.messages import SnippetChanged
 from tui.factory import make_app
-from tui.messages import SnippetChanged
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 
@@ -134,7 +134,7 @@ async def test_a_late_result_of_a_superseded_run_is_dropped(snippet: Path):
     app = make_app(snippet, engine=FakeEngine(), watch=False)
     async with app.run_test() as pilot:
         await settle(pilot)
-        from tui.messages import RunFinished
+        from tui.engine.messages import RunFinished
 
         before = app.main.view.report
         old = Report.from_dict(canned("recompile_limit")("", app.settings))

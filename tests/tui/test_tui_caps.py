@@ -12,8 +12,8 @@ from tui_fakes import FakeEngine, load_fixture, pane_text, plain, settle
 
 from playground.engine.caps import LIMITS
 from playground.engine.report import Report
+from tui.engine.intake import visible_report
 from tui.factory import make_app
-from tui.intake import visible_report
 from tui.panes.equivalence import MAX_ROWS
 from tui.screens.main import _ANALYSIS, _ATTEMPT
 

@@ -10,10 +10,10 @@ from textual.widgets import DataTable
 from tui_fakes import FakeEngine, bar_text, base_report, plain, settle
 
 from playground.engine.settings import Settings
-from tui.commands import SwitchCommands
 from tui.factory import make_app
+from tui.keys.commands import SwitchCommands
 from tui.screens.matrix import MatrixScreen
-from tui.summary import settings_text
+from tui.widgets.summary_bar import settings_text
 
 
 def test_settings_bar_shows_switches_only_when_set():

@@ -13,10 +13,10 @@ from tui_fakes import FIXTURES, FakeEngine, canned, load_fixture, plain, pressin
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from tui.factory import make_app
-from tui.keys import PANES
+from tui.keys.table import PANES
 from tui.panes.recompiles import limit_banner, render_recompiles
 from tui.screens.main import WIDE, tab_labels
-from tui.summary import settings_text
+from tui.widgets.summary_bar import settings_text
 
 #: The gallery's lesson on torch's own switches (its SETTINGS set capture_scalar_outputs).
 CONFIG_SNIPPET = "config_scalar_outputs.py"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tui_fakes import FakeEngine, load_fixture, rule_report, settle
 
-from tui.export_actions import unique_path
 from tui.factory import make_app
+from tui.files.exports import unique_path
 
 
 def with_full_timings(text, settings):

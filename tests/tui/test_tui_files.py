@@ -11,7 +11,7 @@ from playground.engine.settings import Settings
 from playground.engine.snippet_settings import literal_settings
 from tui import cli
 from tui.factory import initial_settings
-from tui.files import copy_without_overwrite, header_title, list_gallery, open_copy
+from tui.files.gallery import copy_without_overwrite, header_title, list_gallery, open_copy
 
 
 def test_settings_literal_is_read_without_running_the_snippet():

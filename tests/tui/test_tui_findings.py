@@ -27,8 +27,8 @@ from playground.cli.textreport import render
 from playground.engine.report import Report
 from playground.engine.wording.timings import speedup_reasons, timing_notes
 from tui.factory import make_app
-from tui.findings import missing_backend, refusal_words, refused_break
 from tui.panes import render_breaks, render_source, render_timings
+from tui.run.findings import missing_backend, refusal_words, refused_break
 
 ROOT = Path(__file__).resolve().parents[2]
 

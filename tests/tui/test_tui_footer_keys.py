@@ -8,7 +8,7 @@ from pathlib import Path
 from tui_fakes import FakeEngine, settle
 
 from tui.factory import make_app
-from tui.keys import FOOTER, KEYS, markdown_table
+from tui.keys.table import FOOTER, KEYS, markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

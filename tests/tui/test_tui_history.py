@@ -9,8 +9,8 @@ from pathlib import Path
 from textual.widgets import OptionList
 from tui_fakes import FakeEngine, bar_text, pane_text, plain, settle
 
+from tui.engine.messages import SnippetChanged
 from tui.factory import make_app
-from tui.messages import SnippetChanged
 from tui.screens.history import HistoryScreen
 
 

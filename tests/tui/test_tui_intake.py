@@ -6,8 +6,8 @@ from tui_fakes import load_fixture
 
 from playground.engine import events
 from playground.engine.report import Report
-from tui.intake import event_message, visible_report
-from tui.messages import DiagnosticsReady, Progress, WorkerRestarted
+from tui.engine.intake import event_message, visible_report
+from tui.engine.messages import DiagnosticsReady, Progress, WorkerRestarted
 
 ESC = "\x1b[2J"
 

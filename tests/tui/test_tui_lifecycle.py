@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.lifecycle import TRANSITIONS, EngineLifecycle, EngineState, IllegalTransition
+from tui.engine.lifecycle import TRANSITIONS, EngineLifecycle, EngineState, IllegalTransition
 
 HELLO = {"torch_version": "2.13.0+cpu"}
 

@@ -183,7 +183,7 @@ def test_an_eager_run_has_no_kernels_and_the_cursor_says_only_inductor_writes_th
 
 
 def test_the_help_and_the_pane_help_name_the_keys_and_the_mark():
-    from tui.keys import KEYS, PANE_HELP
+    from tui.keys.table import KEYS, PANE_HELP
     from tui.screens.help import help_renderable
 
     text = plain(help_renderable(), width=200)

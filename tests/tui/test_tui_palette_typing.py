@@ -13,7 +13,7 @@ from textual.command import CommandInput
 from tui_fakes import FIXTURES, FakeEngine, settle
 
 from tui.factory import make_app
-from tui.palette import MAX_QUERY, PlaygroundPalette
+from tui.keys.palette import MAX_QUERY, PlaygroundPalette
 
 
 def _type(app, text: str) -> None:

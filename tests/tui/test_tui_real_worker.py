@@ -9,8 +9,8 @@ from pathlib import Path
 from tui_fakes import bar_text, pane_text, settle
 
 from playground.engine.client import WorkerClient
+from tui.engine.messages import SnippetChanged
 from tui.factory import make_app
-from tui.messages import SnippetChanged
 
 SNIPPET = '''"""Print in the middle: one graph break."""
 import time

@@ -16,12 +16,12 @@ from tui_fakes import FakeEngine, canned, pane_text, plain, settle
 
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from tui.deck import PaneDeck
 from tui.factory import make_app
-from tui.keys import PANES
+from tui.keys.table import PANES
+from tui.run.view import RunState
 from tui.screens import main
-from tui.state import RunState
-from tui.widgets import PaneView, same_key
+from tui.widgets.deck import PaneDeck
+from tui.widgets.display import PaneView, same_key
 
 
 def current(name: str):

@@ -11,7 +11,7 @@ from tui_fakes import FIXTURES, FakeEngine
 
 from playground.cli import main as cli_main
 from playground.engine.settings import Settings
-from tui.engine import WithRunDefaults
+from tui.engine.protocol import WithRunDefaults
 
 
 def test_every_run_takes_the_defaults_and_a_run_may_say_otherwise():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.engine.settings import Settings
-from tui.shown_snippet import ShownSnippet
+from tui.run.snippet import ShownSnippet
 
 
 def test_the_run_sent_is_the_bytes_shown(tmp_path: Path):

@@ -10,8 +10,8 @@ from pathlib import Path
 from tui_fakes import bar_text, settle
 
 from playground.engine.client import WorkerClient
+from tui.engine.messages import SnippetChanged
 from tui.factory import make_app
-from tui.messages import SnippetChanged
 
 FORGES = """\
 import json

@@ -6,9 +6,9 @@ from tui_fakes import load_fixture, plain
 
 from playground.engine.report import Report
 from playground.engine.settings import Settings
-from tui.keys import KEYS, PANES, markdown_table
-from tui.state import RunState, View
-from tui.summary import settings_text, summary_text, title_text
+from tui.keys.table import KEYS, PANES, markdown_table
+from tui.run.view import RunState, View
+from tui.widgets.summary_bar import settings_text, summary_text, title_text
 
 
 def test_run_state_words():

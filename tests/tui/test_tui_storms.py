@@ -16,7 +16,7 @@ from tui_fakes import bar_text, pane_text
 from playground.engine.client import WorkerClient
 from tests.faults import GOOD
 from tui.factory import make_app
-from tui.state import View
+from tui.run.view import View
 
 REPLACES = 100
 IN_PLACE = 50

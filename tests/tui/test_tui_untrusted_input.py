@@ -23,9 +23,9 @@ from playground.engine.events import ProgressEvent, RestartEvent, RunResult
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
+from tui.engine.intake import visible_value
 from tui.factory import make_app
-from tui.intake import visible_value
-from tui.keys import PANES
+from tui.keys.table import PANES
 
 #: One of each class of sequence a terminal obeys.
 SEQUENCES = {
@@ -349,7 +349,7 @@ def test_the_command_line_passes_its_flags_to_the_app(snippet: Path, monkeypatch
         engines.append(kwargs)
         return FakeEngine()
 
-    monkeypatch.setattr("tui.engine.real_engine", fake_engine)
+    monkeypatch.setattr("tui.engine.protocol.real_engine", fake_engine)
     monkeypatch.setattr(tui.cli, "make_app", fake_make_app)
     assert tui.cli.main(str(snippet), {"backend": "aot_eager"}, timing=False, min_run_time=0.5) == 0
     assert made["pinned"] == {"backend": "aot_eager"}

@@ -7,8 +7,8 @@ from rich.text import Text
 
 from playground.engine.report import GraphBreak, Report
 from playground.engine.wording import breaks
-from tui.findings import refused_break
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural, styled_lines
+from tui.run.findings import refused_break
 
 
 def render_breaks(report: Report) -> RenderableType:

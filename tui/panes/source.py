@@ -18,9 +18,9 @@ from rich.text import Text
 from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
-from tui.findings import refusal_words, refused_break
 from tui.panes.common import BAD, DIM, WARN, plural, styled
 from tui.panes.reasons import parse_reasons
+from tui.run.findings import refusal_words, refused_break
 
 #: The kernels' mark: set apart from the findings (B, R, E) and from the guards' dim G.
 KERNEL = "bold cyan"

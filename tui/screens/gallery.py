@@ -11,7 +11,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from playground.engine.textsafe import visible
-from tui.files import GalleryEntry
+from tui.files.gallery import GalleryEntry
 
 
 class GalleryScreen(ModalScreen[GalleryEntry | None]):

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.keys import KEYS, PANE_HELP, PANES
+from tui.keys.table import KEYS, PANE_HELP, PANES
 
 
 def help_renderable() -> Group:

@@ -16,9 +16,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from playground.engine.history import Entry, History
-from tui.compare import BeforeAfter, render_comparison
 from tui.panes.common import DIM
-from tui.widgets import PaneView
+from tui.run.compare import BeforeAfter, render_comparison
+from tui.widgets.display import PaneView
 
 
 def pick_pair(history: History, marked: list[int], highlighted: int | None) -> tuple[Entry, Entry] | None:

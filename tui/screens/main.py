@@ -20,17 +20,18 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from playground.engine.report import Report
-from tui import line_cursor, panes
-from tui.compare import BeforeAfter, changes_text, render_since
-from tui.deck import PaneDeck, TabBar
-from tui.findings import refused_break
-from tui.keys import PANES, SHORT_TITLES, shown_key
+from tui import panes
+from tui.keys.table import PANES, SHORT_TITLES, shown_key
 from tui.panes.common import DIM, WARN
 from tui.panes.graphs import clamp_graph
 from tui.panes.source import first_mark
-from tui.state import View
-from tui.summary import FittedSettings, FittedSummary, title_text
-from tui.widgets import Bar, PaneView, SteadyFooter
+from tui.run.compare import BeforeAfter, changes_text, render_since
+from tui.run.findings import refused_break
+from tui.run.view import View
+from tui.widgets import line_cursor
+from tui.widgets.deck import PaneDeck, TabBar
+from tui.widgets.display import Bar, PaneView, SteadyFooter
+from tui.widgets.summary_bar import FittedSettings, FittedSummary, title_text
 
 #: Columns from which the source gets its own column beside the tabs.
 WIDE = 120

@@ -29,9 +29,9 @@ from textual.worker import Worker, WorkerState
 from playground.engine.errors import RunCancelled
 from playground.engine.matrix import Cell, run_matrix
 from playground.engine.settings import Settings
-from tui.engine import Engine
+from tui.engine.protocol import Engine
 from tui.screens.matrix_run import RAISED_WIDTH, MatrixRun
-from tui.widgets import Bar
+from tui.widgets.display import Bar
 
 
 class MatrixScreen(Screen[None]):

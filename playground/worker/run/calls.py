@@ -19,11 +19,13 @@ from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
-from playground.worker.run import comparison, gradients, steady_state
+from playground.worker.run import gradients, steady_state
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import RunFailure, failure, first_line
+from playground.worker.run.leaves import leaves
 from playground.worker.run.loading import Loaded
 from playground.worker.run.module_state import StateTracker, same
+from playground.worker.run.tensor_diff import plain
 
 
 @dataclass
@@ -71,7 +73,7 @@ def as_call(call: Any, index: int) -> tuple[Any, ...]:
     elif isinstance(call, list):
         call = tuple(call)
     if isinstance(call, tuple):
-        for name, leaf in comparison.leaves(call, "argument"):
+        for name, leaf in leaves(call, "argument"):
             if isinstance(leaf, torch.Tensor) and leaf.device.type == "meta":
                 raise RunFailure(
                     "snippet",
@@ -302,10 +304,10 @@ def call_side(
 
 def _changed(before: Any, after: Any) -> bool:
     """Whether a call changed its arguments in place (any layout: sparse ones compare dense)."""
-    for (_, b), (_, a) in zip(comparison.leaves(before, "input"), comparison.leaves(after, "input")):
+    for (_, b), (_, a) in zip(leaves(before, "input"), leaves(after, "input")):
         if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
             try:
-                if b.shape != a.shape or not same(comparison.plain(b), comparison.plain(a)):
+                if b.shape != a.shape or not same(plain(b), plain(a)):
                     return True
             except Exception:  # noqa: BLE001 - a tensor we cannot read: compare it, to be safe
                 return True

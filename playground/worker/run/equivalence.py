@@ -18,11 +18,16 @@ from typing import Any
 import torch
 
 from playground.engine.report import VERDICTS, Comparison, Equivalence
-from playground.worker.run import comparison
+from playground.worker.run import gradients
 from playground.worker.run.calls import CallRecord
 from playground.worker.run.context import RunContext
+from playground.worker.run.leaves import leaves as leaves_of
 from playground.worker.run.loading import Loaded
 from playground.worker.run.reference import SideResult
+from playground.worker.run.rows import row
+from playground.worker.run.tensor_diff import compare_tensors, plain
+from playground.worker.run.tolerances import validate_tolerance
+from playground.worker.run.value_walk import compare_values
 
 #: torch._dynamo.utils.same's rule, in its two steps: allclose at its default tol (HARNESS_TOL,
 #: as atol and rtol, or the dtype's own when looser); else compiled RMSE vs fp64 <= K x eager's
@@ -57,7 +62,7 @@ def check(
     loaded: Loaded,
     float64: Callable[[], SideResult],
 ) -> Equivalence:
-    override, tolerance_notes = comparison.validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
+    override, tolerance_notes = validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
     ctx.notes += tolerance_notes
     ctx.progress("equivalence", "comparing values")
     groups: dict[str, list[Comparison]] = {"outputs": [], "grads": [], "state": []}
@@ -75,7 +80,7 @@ def check(
             groups,
             leaves,
             "outputs",
-            comparison.compare_values(ref.out, mine.out, rec.index, override),
+            compare_values(ref.out, mine.out, rec.index, override),
             ref.out,
             mine.out,
             "out",
@@ -86,7 +91,7 @@ def check(
                 groups,
                 leaves,
                 "outputs",
-                comparison.compare_values(ref.args, mine.args, rec.index, override, root="input (mutated)"),
+                compare_values(ref.args, mine.args, rec.index, override, root="input (mutated)"),
                 ref.args,
                 mine.args,
                 "input (mutated)",
@@ -99,7 +104,7 @@ def check(
             e, c = eager_state.get(name), compiled_state.get(name)
             if e is None or c is None:
                 continue
-            entry = comparison.compare_tensors(name, e, c, rec.index, override)
+            entry = compare_tensors(name, e, c, rec.index, override)
             _add_one(groups, leaves, "state", entry, e, c, _state_of(name, rec.index))
     reference = "eager reference: its own process, the same calls from a fresh load"
     rule = ""
@@ -175,7 +180,7 @@ def _compare_grads(
         why = (mine.grad_note if mine.grads is None else ref.grad_note) or "no gradient"
         groups["grads"].append(_bad("loss", index, f"{side} output gives no gradient: {why}"))
         return
-    for entry in comparison.compare_grads(ref.grads, mine.grads, index, override):
+    for entry in gradients.compare_grads(ref.grads, mine.grads, index, override):
         name = entry.name.removesuffix(".grad")
         e, c = ref.grads.get(name), mine.grads.get(name)
         _add_one(groups, leaves, "grads", entry, e, c, lambda r, i=index, n=name: _grad_of(r, i, n))
@@ -183,7 +188,7 @@ def _compare_grads(
 
 def _bad(name: str, call: int, note: str) -> Comparison:
     """A row for a value one side lacks."""
-    return comparison.row(name, call, False, note, verdict="differs")
+    return row(name, call, False, note, verdict="differs")
 
 
 def _add(
@@ -198,14 +203,14 @@ def _add(
 ) -> None:
     """Entries of one compared value, with the tensors behind each failing leaf kept for the
     float64 rule (found again by path: compare_values names leaves as `leaves` does)."""
-    eager_leaves = dict(comparison.leaves(eager_value, root))
-    compiled_leaves = dict(comparison.leaves(compiled_value, root))
+    eager_leaves = dict(leaves_of(eager_value, root))
+    compiled_leaves = dict(leaves_of(compiled_value, root))
     for entry in entries:
         path = entry.name
 
         def fp64(r: SideResult, path: str = path) -> torch.Tensor | None:
             value = fp64_root(r)
-            return None if value is None else dict(comparison.leaves(value, root)).get(path)
+            return None if value is None else dict(leaves_of(value, root)).get(path)
 
         _add_one(groups, leaves, group, entry, eager_leaves.get(path), compiled_leaves.get(path), fp64)
 
@@ -256,7 +261,7 @@ def _within_harness_tolerance(entry: Comparison, leaf: _Leaf) -> Comparison | No
     if not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
         return None
     try:
-        e, c = comparison.plain(leaf.eager), comparison.plain(leaf.compiled).to(leaf.eager.dtype)
+        e, c = plain(leaf.eager), plain(leaf.compiled).to(leaf.eager.dtype)
         tol = max(HARNESS_TOL, entry.atol or 0.0, entry.rtol or 0.0)
         close = bool(torch.allclose(c, e, atol=tol, rtol=tol, equal_nan=True))
     except Exception:  # noqa: BLE001 - what cannot be compared this way goes to float64
@@ -277,7 +282,7 @@ def _judge(entry: Comparison, leaf: _Leaf, wide: SideResult) -> Comparison:
     ref = leaf.fp64(wide)
     if not isinstance(ref, torch.Tensor) or ref.shape != leaf.eager.shape:
         return replace(entry, note=_join(entry.note, "no float64 value to judge it by"))
-    e, c, r = (comparison.plain(t).to(torch.float64) for t in (leaf.eager, leaf.compiled, ref))
+    e, c, r = (plain(t).to(torch.float64) for t in (leaf.eager, leaf.compiled, ref))
     if not (e.is_floating_point() or e.is_complex()) or not (leaf.eager.is_floating_point() or leaf.eager.is_complex()):
         return entry  # integers and booleans are exact: no rounding to forgive
     eager_err, compiled_err = _rmse(r, e), _rmse(r, c)
@@ -310,7 +315,7 @@ def _finite(x: float) -> float | None:
 def _worst(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor | None) -> str:
     """Where eager and compiled differ most, and the values there (float64's too)."""
     try:
-        e, c = comparison.plain(eager), comparison.plain(compiled)
+        e, c = plain(eager), plain(compiled)
         if e.numel() == 0:
             return ""
         wide = torch.complex128 if (e.is_complex() or c.is_complex()) else torch.float64
@@ -320,7 +325,7 @@ def _worst(eager: torch.Tensor, compiled: torch.Tensor, ref: torch.Tensor | None
         at = tuple(where) if where else ()
         words = f"at {list(at)}: compiled {_num(c[at])} vs eager {_num(e[at])}"
         if ref is not None:
-            words += f" (float64 {_num(comparison.plain(ref)[at])})"
+            words += f" (float64 {_num(plain(ref)[at])})"
         return words
     except Exception:  # noqa: BLE001 - where is a courtesy; never fail the check over it
         return ""

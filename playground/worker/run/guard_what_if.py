@@ -38,11 +38,12 @@ from playground.engine.explain import user_name
 from playground.engine.report import FilterPreview, GuardWhatIf
 from playground.engine.settings import Settings
 from playground.worker import compat
-from playground.worker.run import comparison
+from playground.worker.run import tensor_diff
 from playground.worker.run.calls import CallsDone, clone_args
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import Cancelled, first_line
 from playground.worker.run.guard_cost import check_sequence
+from playground.worker.run.leaves import leaves
 from playground.worker.run.module_state import StateTracker
 
 MODULE_FILTER = "skip_guard_on_inbuilt_nn_modules_unsafe"
@@ -365,14 +366,14 @@ class _Followed:
 def _same(before: Any, after: Any) -> tuple[bool | None, float | None]:
     """Whether two outputs are equal leaf by leaf, exactly (NaN equal to NaN), and the largest
     absolute difference of their floating-point leaves."""
-    pairs = list(zip(comparison.leaves(before), comparison.leaves(after)))
-    if len(pairs) != len(list(comparison.leaves(before))) or len(pairs) != len(list(comparison.leaves(after))):
+    pairs = list(zip(leaves(before), leaves(after)))
+    if len(pairs) != len(list(leaves(before))) or len(pairs) != len(list(leaves(after))):
         return False, None
     agree, worst = True, 0.0
     for (_, b), (_, a) in pairs:
         if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
             try:
-                b, a = comparison.plain(b).detach(), comparison.plain(a).detach()
+                b, a = tensor_diff.plain(b).detach(), tensor_diff.plain(a).detach()
                 if b.shape != a.shape or b.dtype != a.dtype:
                     agree = False
                     continue

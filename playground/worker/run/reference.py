@@ -38,11 +38,12 @@ import torch
 from playground.engine.report import RunError
 from playground.worker.run import loading
 from playground.worker.run.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
-from playground.worker.run.comparison import Unsent, describe_exc
 from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, failure
 from playground.worker.run.module_state import StateTracker
 from playground.worker.run.request import WorkerRequest
+from playground.worker.run.safe_text import describe_exc
+from playground.worker.run.value_walk import Unsent
 
 #: The signal that starts the float64 reference (blocked in it until then).
 GO = signal.SIGUSR1

@@ -22,8 +22,8 @@ from playground.engine.caps import DEFAULT_LIMIT, LIMITS, cap
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
-from tui.findings import missing_backend
-from tui.messages import DiagnosticsReady, Progress, WorkerRestarted
+from tui.engine.messages import DiagnosticsReady, Progress, WorkerRestarted
+from tui.run.findings import missing_backend
 
 T = TypeVar("T")
 

@@ -30,17 +30,17 @@ from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
-from tui.engine import Engine
-from tui.engine_host import EngineHost
-from tui.export_actions import TRACE_DIR, save_trace, shown
-from tui.intake import error_report, short_error
-from tui.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
-from tui.presenting import Presenting
-from tui.results import RunResults
+from tui.engine.host import EngineHost
+from tui.engine.intake import error_report, short_error
+from tui.engine.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
+from tui.engine.protocol import Engine
+from tui.files.exports import TRACE_DIR, save_trace, shown
+from tui.run.results import RunResults
+from tui.run.snippet import ShownSnippet
+from tui.run.view import RunState, View
+from tui.run.watching import SnippetWatching
 from tui.screens.main import MainScreen
-from tui.shown_snippet import ShownSnippet
-from tui.state import RunState, View
-from tui.watching import SnippetWatching
+from tui.workshop.presenter import Presenting
 
 
 class RunPipeline(EngineHost):

@@ -22,13 +22,13 @@ from textual.screen import Screen
 from playground.engine.session import SessionReader, fork_path, write_new_file
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
-from tui.following import Following
-from tui.keys import FOLLOW_BINDINGS
+from tui.keys.table import FOLLOW_BINDINGS
 from tui.panes.common import DIM
+from tui.run.view import View
 from tui.screens.history import HistoryScreen
 from tui.screens.main import MainScreen
-from tui.state import View
-from tui.widgets import Bar
+from tui.widgets.display import Bar
+from tui.workshop.follower_state import Following
 
 #: Seconds between two looks at the session folder: the newest run is on screen at most this
 #: long (plus a frame) after the presenter's report (one small file read per look).
@@ -91,7 +91,7 @@ class FollowApp(App[Fork | None]):
     """Follows the session folder `session`; forks go to `directory`. Returns the `Fork` made,
     or None when the user quit."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = "../app.tcss"
     TITLE = "compile-playground follow"
     BINDINGS = FOLLOW_BINDINGS
 

@@ -13,8 +13,8 @@ from playground.engine.errors import RunCancelled
 from playground.engine.events import EventHandler, RunResult
 from playground.engine.live import LiveRun
 from playground.engine.passes import Passes
-from tui.engine import Engine
-from tui.lifecycle import EngineLifecycle
+from tui.engine.lifecycle import EngineLifecycle
+from tui.engine.protocol import Engine
 
 
 def _read_outcome(task: asyncio.Future[Any]) -> None:

@@ -13,12 +13,12 @@ from rich.text import Text
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
 from playground.engine.textsafe import visible
-from tui.compare import since_previous
-from tui.intake import short_error, source_text, visible_report
-from tui.keys import PANES
+from tui.engine.intake import short_error, source_text, visible_report
+from tui.keys.table import PANES
 from tui.panes.common import BAD, DIM, GOOD, WARN
-from tui.results import is_good
-from tui.state import RunState, View
+from tui.run.compare import since_previous
+from tui.run.results import is_good
+from tui.run.view import RunState, View
 
 _PANE_TITLES = dict(PANES)
 

@@ -16,10 +16,10 @@ from playground.engine.events import RunEvent
 from playground.engine.live import LiveRun
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.textsafe import visible
-from tui.driver import EngineDriver
-from tui.engine import Engine
-from tui.intake import event_message, visible_report
-from tui.messages import RunFailed, RunFinished, RunStarted, WorkerReady, WorkerRestarted
+from tui.engine.connection import EngineDriver
+from tui.engine.intake import event_message, visible_report
+from tui.engine.messages import RunFailed, RunFinished, RunStarted, WorkerReady, WorkerRestarted
+from tui.engine.protocol import Engine
 
 
 class EngineHost(App[None]):

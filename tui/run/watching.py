@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.app import App
 
-from tui.messages import SnippetChanged
+from tui.engine.messages import SnippetChanged
 
 
 class SnippetWatching:

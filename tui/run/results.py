@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from playground.engine.history import History
 from playground.engine.report import Report
-from tui.compare import BeforeAfter, since_previous
-from tui.findings import refused_break
+from tui.run.compare import BeforeAfter, since_previous
+from tui.run.findings import refused_break
 
 
 def is_good(report: Report) -> bool:

@@ -31,7 +31,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.widgets import Static
 
-from tui.widgets import CachedRichVisual, Unset, same_key
+from tui.widgets.display import CachedRichVisual, Unset, same_key
 
 
 class _Pane:

@@ -10,7 +10,7 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, parse_config_assignment
-from tui.keys import KEYS, Key
+from tui.keys.table import KEYS, Key
 
 
 class KeyCommands(Provider):

@@ -22,7 +22,7 @@ from playground.engine.snippet import (
     unreadable_run,
 )
 from playground.engine.snippet_settings import SnippetSettings, layered_settings, read_snippet_settings
-from tui.intake import sha256, source_text
+from tui.engine.intake import sha256, source_text
 
 
 class ShownSnippet:

@@ -8,7 +8,7 @@ from typing import Any
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from tui.compare import BeforeAfter
+from tui.run.compare import BeforeAfter
 
 #: The run's steps as the engine reports them (`ProgressEvent.step`), as the summary bar
 #: words them when the worker sent no message.

@@ -7,9 +7,9 @@ from rich.text import Text
 
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.settings import Settings, config_word, dynamic_name
-from tui.findings import refusal_words
 from tui.panes.common import BAD, DIM, GOOD, WARN, plural
-from tui.state import View
+from tui.run.findings import refusal_words
+from tui.run.view import View
 
 _RUN_STYLES = {"error": BAD, "done": GOOD, "running": WARN, "starting": WARN, "queued": WARN}
 

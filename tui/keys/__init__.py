@@ -1,0 +1,1 @@
+"""Every key, its palette command, and the command palette itself."""
