@@ -1,4 +1,5 @@
-"""Render the app on a saved report to an SVG, for the README: `python -m tui.screenshot`.
+"""Render the app on a saved report to an SVG, for the README: `python -m tui.screenshot`
+writes every picture the README shows (`SHOTS`); with `--report`, one picture as asked.
 
 A replayed report, never a live run, so the picture is the same on every machine and shows
 exactly what the report says (../shared/STYLE.md: never snapshot a live torch run).
@@ -68,14 +69,35 @@ def save_screenshot(
     return out
 
 
+#: The README's pictures: report, snippet, picture, COLUMNSxROWS, keys pressed first.
+SHOTS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("tests/tui/fixtures/default.json", "snippets/default.py", "docs/screenshot.svg", "100x30", ""),
+    (
+        "tests/tui/fixtures/llama_guards.json",
+        "tests/tui/fixtures/llama.py",
+        "docs/screenshot_llama_guards.svg",
+        "80x24",
+        "4",
+    ),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--report", type=Path, default=ROOT / "tests/tui/fixtures/default.json")
+    parser.add_argument("--report", type=Path, help="one picture of this report (default: every picture in SHOTS)")
     parser.add_argument("--snippet", type=Path, default=ROOT / "snippets/default.py")
     parser.add_argument("--out", type=Path, default=ROOT / "docs/screenshot.svg")
     parser.add_argument("--size", default="100x30", help="COLUMNSxROWS")
     parser.add_argument("--keys", default="", help="keys to press first, comma-separated")
     args = parser.parse_args(argv)
+    if args.report is None:
+        for report, snippet, out, size, keys in SHOTS:
+            main(
+                ["--report", str(ROOT / report), "--snippet", str(ROOT / snippet), "--out", str(ROOT / out)]
+                + ["--size", size, "--keys", keys]
+            )
+            print(out)
+        return 0
     columns, rows = (int(n) for n in args.size.lower().split("x"))
     report = json.loads(args.report.read_text())
     keys = [k for k in args.keys.split(",") if k]

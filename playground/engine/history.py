@@ -165,6 +165,68 @@ class History:
         return None
 
 
+@dataclass(frozen=True)
+class Trend:
+    """One figure across the session's runs, oldest first: `values` are the runs that have it
+    (a run that failed has no graph count, one without timings no speedup), and `words` say
+    the newest, the lowest and the highest, for the views that draw `values` as a sparkline:
+    the numbers stay beside the picture."""
+
+    label: str
+    values: tuple[float, ...]
+    words: str
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == " s":
+        return f"{value:.3g} s"
+    return f"{value:.0f}"
+
+
+def _trend(label: str, values: list[float | None], unit: str, doubtful: list[bool] | None = None) -> Trend:
+    """`doubtful` marks the values measured but not to be believed (an unreliable speedup):
+    drawn with the rest, since a busy machine would leave no picture at all, and counted in
+    the words, whose "now" never states a doubtful figure as a result."""
+    doubtful = doubtful or [False] * len(values)
+    known = [(v, d) for v, d in zip(values, doubtful) if v is not None]
+    if not known:
+        return Trend(label, (), "n/a")
+    newest, newest_doubtful = known[-1]
+    span = f"{_figure(min(v for v, _ in known), unit)} to {_figure(max(v for v, _ in known), unit)}"
+    doubted = sum(d for _, d in known)
+    if doubted == len(known):
+        words = f"all {doubted} unreliable" + (f": {span}" if len(known) > 1 else f": {_figure(newest, unit)}")
+    else:
+        parts = ["now unreliable" if newest_doubtful else f"{_figure(newest, unit)} now"]
+        if len(known) > 1:
+            parts.append(span)
+        if doubted:
+            parts.append(f"{doubted} unreliable")
+        words = ", ".join(parts)
+    if len(known) < len(values):
+        words += f" ({len(known)} of {len(values)} runs)"
+    return Trend(label, tuple(v for v, _ in known), words)
+
+
+def trends(entries: list[Entry]) -> tuple[Trend, ...]:
+    """Speedup, compile time, graphs and breaks across `entries` (oldest first)."""
+    reports = [e.report for e in entries]
+    timings = [r.timings for r in reports]
+    return (
+        _trend(
+            "speedup",
+            [t.speedup if t else None for t in timings],
+            "x",
+            doubtful=[bool(t and t.unreliable) for t in timings],
+        ),
+        _trend("compile time", [t.compile_s if t else None for t in timings], " s"),
+        _trend("graphs", [None if r.error else float(r.graph_count) for r in reports], ""),
+        _trend("breaks", [None if r.error else float(r.graph_break_count) for r in reports], ""),
+    )
+
+
 def describe(before: Entry, after: Entry) -> str:
     """One line: "#3 -> #4: breaks 1 -> 0, graphs 2 -> 1" (or "no change")."""
     found = changes(before.report, after.report)

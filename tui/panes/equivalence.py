@@ -4,12 +4,12 @@ verdict (`playground.engine.wording.equivalence` words them for every view)."""
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from playground.engine.report import Comparison, Equivalence, Report
 from playground.engine.wording import equivalence as verdicts
 from tui.panes.common import BAD, DIM, GOOD, HEADING, absent, number, verdict
+from tui.panes.fit import Cell, Fitted, Justify, WordTable, stacked
 
 #: The most rows one table draws: a snippet with 10,000 calls has 10,000 comparisons, and a
 #: Rich table of them took 10 s to lay out (the app frozen). The failing rows come first.
@@ -52,30 +52,19 @@ def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
         atol, rtol = next(iter(tolerances))
         shared.append(f"tolerance atol {number(atol)} rtol {number(rtol)}")
     caption = f"{title}: {', '.join(shared)}" if shared else title
-    # The caption above, not as the table's title: a title wraps to the table's width.
-    table = Table(expand=False, show_edge=False)
     columns = ["name", "call", "max abs", "max rel"]
     if len(dtypes) > 1:
         columns.insert(1, "dtype")
     if len(tolerances) > 1:
         columns += ["atol", "rtol"]
-    for column in [*columns, "result"]:
-        table.add_column(column, justify="left" if column in ("name", "dtype") else "right")
+    columns.append("result")
+    justify: list[Justify] = ["left" if column in ("name", "dtype") else "right" for column in columns]
     shown = _shown(rows)
-    for row in shown:
-        cells: dict[str, RenderableType] = {
-            "name": Text(row.name or "output", style="" if row.ok else BAD),
-            "dtype": row.dtype,
-            "call": str(row.call),
-            "max abs": number(row.max_abs),
-            "max rel": number(row.max_rel),
-            "atol": number(row.atol),
-            "rtol": number(row.rtol),
-        }
-        result = Text(verdicts.result(row), style=GOOD if row.ok else BAD) if row.verdict else verdict(row.ok)
-        if verdicts.detail(row):
-            result = Text.assemble(result, (f" {verdicts.detail(row)}", DIM))
-        table.add_row(*(cells[c] for c in columns), result)
+    cells = [[_cells(row)[column] for column in columns] for row in shown]
+    # The caption above, not as the table's title: a title wraps to the table's width. A name
+    # too long to share a line with its figures (a real model's parameter paths) gets a line of
+    # its own, its figures below it, rather than being cut or folded mid-word.
+    table = Fitted(WordTable(columns, cells, justify=justify), stacked(columns, cells, justify=justify))
     parts: list[RenderableType] = [Text(f"\n{caption}", style=HEADING), table]
     if len(shown) < len(rows):
         failed = sum(not row.ok for row in rows) - sum(not row.ok for row in shown)
@@ -83,6 +72,23 @@ def _table(title: str, rows: tuple[Comparison, ...]) -> RenderableType:
         more += f" ({failed} of them FAIL)" if failed else " (all ok)"
         parts.append(Text(f"{more}: `check --json` lists every one", style=DIM))
     return Group(*parts)
+
+
+def _cells(row: Comparison) -> dict[str, Cell]:
+    """A comparison's cells by column."""
+    result = Text(verdicts.result(row), style=GOOD if row.ok else BAD) if row.verdict else verdict(row.ok)
+    if verdicts.detail(row):
+        result = Text.assemble(result, (f" {verdicts.detail(row)}", DIM))
+    return {
+        "name": Text(row.name or "output", style="" if row.ok else BAD),
+        "dtype": row.dtype,
+        "call": str(row.call),
+        "max abs": number(row.max_abs),
+        "max rel": number(row.max_rel),
+        "atol": number(row.atol),
+        "rtol": number(row.rtol),
+        "result": result,
+    }
 
 
 def _shown(rows: tuple[Comparison, ...]) -> list[Comparison]:

@@ -13,6 +13,7 @@ from rich.text import Text
 from playground.engine.report import Report
 from playground.engine.wording import explained
 from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural, styled
+from tui.panes.fit import WordTable
 from tui.panes.reasons import parse_reasons, split_comment
 
 
@@ -119,26 +120,26 @@ def _explained(report: Report) -> list[RenderableType]:
     return parts
 
 
-def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions: bool) -> Table:
+def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions: bool) -> WordTable:
     """call, entry made, arg (or the guard when it is no `arg == value`), was, now, line,
     and the entries that failed on it: one number when there are many, so a recompile_limit run
-    does not repeat every older entry on each row."""
-    table = Table(box=None, padding=(0, 1), show_edge=False, header_style=HEADING)
-    table.add_column("call", no_wrap=True, justify="right")
-    if many_functions:
-        table.add_column("function", no_wrap=True)
-    table.add_column("entry", no_wrap=True)
-    # fold, not ellipsis: a float that differs in its 15th digit must show that digit
-    table.add_column("arg", overflow="fold")
-    table.add_column("was", style=WARN, overflow="fold")
-    table.add_column("now", style=WARN, overflow="fold")
-    table.add_column("line", no_wrap=True, justify="right")
-    table.add_column("failed", no_wrap=True, style=DIM)
+    does not repeat every older entry on each row. Its columns never break a value: a float
+    that differs in its 15th digit shows that digit, on one line."""
+    header = ["call", *(["function"] if many_functions else []), "entry", "arg", "was", "now", "line", "failed"]
+    styles = {"was": WARN, "now": WARN, "failed": DIM}
+    cells = []
     for row in rows:
         was, now = (row.was, row.now) if row.change else ("", "failed")
         failed = " ".join(row.failed) if len(row.failed) <= 2 else f"{len(row.failed)} entries"
-        cells = [str(row.call or "?")] + ([row.function] if many_functions else [])
+        line = [str(row.call or "?")] + ([row.function] if many_functions else [])
         # "limit": the column is narrow at 80 columns; the limit banner above says it in full.
-        cells += [row.entry or "limit", row.what or "?", was or "?", now or "?", str(row.line or ""), failed]
-        table.add_row(*cells)
-    return table
+        line += [row.entry or "limit", row.what or "?", was or "?", now or "?", str(row.line or ""), failed]
+        cells.append(line)
+    return WordTable(
+        header,
+        cells,
+        justify=["right" if column in ("call", "line") else "left" for column in header],
+        styles=[styles.get(column, "") for column in header],
+        rules=False,
+        header_style=HEADING,
+    )

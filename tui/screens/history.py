@@ -1,5 +1,9 @@
 """`h`: every complete run of this session, newest first; any two can be compared.
 
+Above the runs, from the second run on, the figures that move across saves as sparklines,
+oldest run on the left: speedup, compile time, graphs and breaks, each with its newest, lowest
+and highest value written beside it (a sparkline alone says nothing on a monochrome screen).
+
 space marks a run (two at most: a third mark replaces the oldest), enter compares the two
 marked runs, or one marked run with the highlighted one, or the highlighted run with the
 previous run under the same settings. The comparison is `describe` plus the snippet's diff.
@@ -10,12 +14,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
-from playground.engine.history import Entry, History
+from playground.engine.history import Entry, History, Trend, trends
 from tui.panes.common import DIM
 from tui.run.compare import BeforeAfter, render_comparison
 from tui.widgets.display import PaneView
@@ -52,6 +56,12 @@ class HistoryScreen(ModalScreen[None]):
         border: round $accent; background: $surface;
     }
     HistoryScreen OptionList, HistoryScreen OptionList:focus { height: 1fr; border: none; }
+    HistoryScreen #history-trends { height: auto; padding: 0 1; border-bottom: hkey $accent; }
+    HistoryScreen #history-trends-title { color: $text-muted; }
+    HistoryScreen .trend { height: auto; }
+    HistoryScreen .trend-label { width: 13; }
+    HistoryScreen .trend Sparkline { width: 16; margin-right: 1; }
+    HistoryScreen .trend-words { width: 1fr; height: auto; }
     HistoryScreen #history-hint { padding: 0 1; color: $text-muted; }
     HistoryScreen PaneView { height: 1fr; border-top: hkey $accent; }
     """
@@ -65,6 +75,11 @@ class HistoryScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"history: {len(self.entries)} runs, newest first (escape closes)"
+            if len(self.entries) > 1:
+                with Vertical(id="history-trends"):
+                    yield Static("across the runs, oldest to newest", id="history-trends-title")
+                    for trend in trends(self.history.entries):
+                        yield _trend_row(trend)
             yield OptionList(*(Option(self._prompt(e), id=str(e.number)) for e in self.entries))
             yield Static(
                 "space marks, enter compares two marked (or highlighted vs previous)",
@@ -115,3 +130,14 @@ class HistoryScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _trend_row(trend: Trend) -> Horizontal:
+    """One figure's label, its sparkline over the runs that have it, and its numbers."""
+    return Horizontal(
+        Static(trend.label, classes="trend-label"),
+        Sparkline(list(trend.values)),
+        Static(trend.words, classes="trend-words"),
+        classes="trend",
+        id=f"trend-{trend.label.replace(' ', '-')}",
+    )

@@ -107,15 +107,17 @@ def kernel_lines(report: Report) -> tuple[Line, ...]:
     return tuple(out)
 
 
+def kernel_row(kernel: KernelTime) -> Line:
+    """One profiled kernel: its name, time and share, its snippet lines and ATen ops (the
+    Timing pane draws its share as a bar beside it)."""
+    lines = f"  line{'s' if len(kernel.lines) > 1 else ''} {', '.join(map(str, kernel.lines))}" if kernel.lines else ""
+    ops = f"  ({', '.join(kernel.aten_ops)})" if kernel.aten_ops else ""
+    kind = f" [{kernel.kind}]" if kernel.kind == "extern" else ""
+    return Line.of(f"{kernel.name}{kind}  {_us(kernel.us)}{_share(kernel.share)}{lines}{ops}", depth=1)
+
+
 def _kernel_rows(profile: KernelsProfile) -> list[Line]:
-    out = []
-    for kernel in profile.kernels[:KERNELS_SHOWN]:
-        lines = (
-            f"  line{'s' if len(kernel.lines) > 1 else ''} {', '.join(map(str, kernel.lines))}" if kernel.lines else ""
-        )
-        ops = f"  ({', '.join(kernel.aten_ops)})" if kernel.aten_ops else ""
-        kind = f" [{kernel.kind}]" if kernel.kind == "extern" else ""
-        out.append(Line.of(f"{kernel.name}{kind}  {_us(kernel.us)}{_share(kernel.share)}{lines}{ops}", depth=1))
+    out = [kernel_row(kernel) for kernel in profile.kernels[:KERNELS_SHOWN]]
     if len(profile.kernels) > KERNELS_SHOWN:
         out.append(Line.of(f"… {len(profile.kernels) - KERNELS_SHOWN} more kernels", tag=DIM, depth=1))
     return out

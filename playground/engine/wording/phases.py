@@ -96,3 +96,28 @@ def coverage_words(report: Report) -> str:
         f"{words}, the graphs' first runs {run_share:.0%}; "
         f"the rest ({rest:.0%}) is the snippet's own code between graphs, and guards"
     )
+
+
+@dataclass(frozen=True)
+class PhaseShare:
+    """One phase of all the compiles together: its column word, its seconds as the table
+    writes them, and its share of the compiles' total (0 to 1)."""
+
+    word: str
+    seconds: str
+    share: float
+
+
+def phase_shares(report: Report) -> tuple[PhaseShare, ...]:
+    """Each phase worth a column with its share of the compile time, over every compile (the
+    totals, or the one compile's row where the report has no totals); () with no compile."""
+    if not report.compile_phases:
+        return ()
+    whole: CompilePhase | PhaseTotals = report.compile_phase_totals or report.compile_phases[0]
+    if report.compile_phase_totals is None and len(report.compile_phases) > 1:
+        return ()
+    total = whole.total_s or sum(getattr(whole, k) for k, _ in _shown(report))
+    return tuple(
+        PhaseShare(word, _s(getattr(whole, key)), getattr(whole, key) / total if total else 0.0)
+        for key, word in _shown(report)
+    )
