@@ -4,6 +4,13 @@ masked, written one file per snippet, so that two checkouts can be compared byte
 exactly as it was.
 
     python tests/golden.py OUT_DIR [--backend eager]
+    python tests/golden.py OUT_DIR --compare BASE_DIR [--added KEY_PATH ...] [--no-run]
+
+`--compare` compares OUT_DIR with another checkout's BASE_DIR file by file, byte for byte, after
+dropping from OUT_DIR's reports only the keys a change added (each `--added` path, which BASE_DIR
+must not hold): a change that extends the report proves it changed nothing else. A path names
+keys through objects and lists: `error.refused`, `recompiles[].failures`,
+`guard_details[].guards[].rank`. `--no-run` compares an OUT_DIR already written.
 
 Masked: every number under a key that names a time, a rate, a pid, a memory size or a machine
 figure, the text of the snippet's printed output when it prints times, and absolute paths (the
@@ -86,16 +93,72 @@ def _raw(text: str) -> str:
     return DECIMALS.sub("<x.y>", "\n".join(kept))
 
 
+def drop(value: Any, path: str) -> int:
+    """Remove the keys `path` names (`a.b`, `a[].b`: every item of the list `a`) from `value` in
+    place; the number removed."""
+    head, _, rest = path.partition(".")
+    each = head.endswith("[]")
+    key = head[:-2] if each else head
+    if not isinstance(value, dict) or key not in value:
+        return 0
+    if not rest and not each:
+        del value[key]
+        return 1
+    inner = value[key]
+    items = inner if each and isinstance(inner, list) else [inner]
+    return sum(drop(item, rest) for item in items) if rest else 0
+
+
+def compare(base: Path, new: Path, added: list[str]) -> list[str]:
+    """The differences between two golden folders, the `added` keys dropped from `new`'s
+    reports first ("" when they agree byte for byte): one line per file that differs."""
+    problems = []
+    names = sorted({p.name for p in base.glob("*.json")} | {p.name for p in new.glob("*.json")})
+    for name in names:
+        if not (base / name).exists() or not (new / name).exists():
+            problems.append(f"{name}: only in {'new' if (new / name).exists() else 'base'}")
+            continue
+        before, after = json.loads((base / name).read_text()), json.loads((new / name).read_text())
+        for path in added:
+            if drop(before, path):
+                problems.append(f"{name}: the base already holds {path}: not a key this change added")
+            drop(after, path)
+        if json.dumps(after, indent=1, sort_keys=True) + "\n" != (base / name).read_text(encoding="utf-8"):
+            problems.append(f"{name}: differs beyond the added keys")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--backend", default=None)
+    parser.add_argument("--compare", type=Path, default=None, metavar="BASE_DIR")
+    parser.add_argument("--added", action="append", default=[], metavar="KEY_PATH")
+    parser.add_argument("--no-run", action="store_true")
     args = parser.parse_args(argv)
+    if not args.no_run:
+        written = write(args.out, args.backend)
+        if written:
+            return written
+    if args.compare is None:
+        return 0
+    problems = compare(args.compare, args.out, args.added)
+    for line in problems:
+        print(line, file=sys.stderr)
+    print(
+        f"{'differs' if problems else 'identical'} against {args.compare}"
+        + (f" but for {', '.join(args.added)}" if args.added else "")
+    )
+    return 1 if problems else 0
+
+
+def write(out: Path, backend: str | None) -> int:
+    """Every gallery snippet's masked `check --json` in `out`, one file each (0), or 2."""
     snippets = sorted((ROOT / "snippets").glob("*.py")) + sorted((ROOT / "snippets" / "models").glob("*.py"))
     snippets = [s for s in snippets if s.name != "__init__.py"]
     command = [sys.executable, "-m", "playground", "check", "--json", "--no-timing"]
-    if args.backend:
-        command += ["--backend", args.backend]
+    if backend:
+        command += ["--backend", backend]
     done = subprocess.run(
         command + [str(s) for s in snippets], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL
     )
@@ -104,12 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         print(done.stderr[-3000:], file=sys.stderr)
         print(f"{len(lines)} reports for {len(snippets)} snippets", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for snippet, line in zip(snippets, lines, strict=True):
         masked = _mask(json.loads(line))
         name = snippet.relative_to(ROOT / "snippets").as_posix().replace("/", "__")
-        (args.out / f"{name}.json").write_text(json.dumps(masked, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"{len(snippets)} reports in {args.out}")
+        (out / f"{name}.json").write_text(json.dumps(masked, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(snippets)} reports in {out}")
     return 0
 
 

@@ -282,3 +282,24 @@ def test_the_docs_say_what_is_not_when_it_changed(doc: Path):
     lines = doc.read_text().splitlines()
     diary = [f"{doc_id(doc)}:{n}: {line.strip()}" for n, line in enumerate(lines, 1) if HISTORY.search(line)]
     assert diary == []
+
+
+#: The code's comments and docstrings, and pyproject.toml's, say why the code is as it is today:
+#: which change made it so is the commit message's to say.
+CODE = (
+    *sorted((ROOT / "playground").rglob("*.py")),
+    *sorted((ROOT / "tui").rglob("*.py")),
+    *sorted((ROOT / "tui").rglob("*.tcss")),
+    ROOT / "pyproject.toml",
+)
+
+
+def test_the_code_says_why_it_is_so_not_which_change_made_it():
+    pattern = re.compile(r"issue [0-9]|(this|last|next) round", re.IGNORECASE)
+    diary = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in CODE
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert diary == []

@@ -1,14 +1,12 @@
-"""The playground app: settings, keys and wiring. The run pipeline, its base, lives in `tui.pipeline`."""
+"""The playground app: settings, keys and wiring. It owns the run pipeline (`tui.run.pipeline`),
+which owns the engine's host (`tui.engine.host`), and hands it the messages their workers post."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import shlex
-import shutil
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -21,25 +19,39 @@ from textual.app import App, SuspendNotSupported
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.worker import Worker
 
 from playground import snippets_dir
+from playground.engine.history import History
 from playground.engine.matrix import combinations
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
+from tui.engine.messages import (
+    DiagnosticsReady,
+    Progress,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    SnippetChanged,
+    WorkerReady,
+    WorkerRestarted,
+)
 from tui.engine.protocol import Engine
+from tui.files.editor import editor_command, run_editor
 from tui.files.exports import shown, write_markdown
 from tui.files.gallery import GalleryEntry, list_gallery, open_copy
 from tui.keys.commands import BackendCommands, KeyCommands, SwitchCommands, cycle_backends
 from tui.keys.palette import PlaygroundPalette
 from tui.keys.table import BINDINGS
 from tui.run.pipeline import RunPipeline
-from tui.run.view import RunState
+from tui.run.view import RunState, View
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
+from tui.screens.main import MainScreen
 from tui.screens.matrix import MatrixScreen
 
 #: After a stop signal, or the terminal going away, the app closes as `q` does; should that
@@ -51,7 +63,7 @@ STOP_DEADLINE_S = 4.0
 _OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
 
 
-class PlaygroundApp(RunPipeline):
+class PlaygroundApp(App[None]):
     """Watches one snippet and shows torch.compile's view of it. Build it with `make_app`."""
 
     CSS_PATH = "app.tcss"
@@ -72,15 +84,98 @@ class PlaygroundApp(RunPipeline):
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
     ) -> None:
-        super().__init__(snippet, engine, settings, watch=watch, clock=clock, pinned=pinned, present=present)
+        super().__init__()
+        self.main = MainScreen()
+        # --kernels, --code, --guard-what-if (`passes`): the runs ask from the first one, as
+        # after k, opening the Code pane, or u.
+        self.pipeline = RunPipeline(
+            self,
+            self._show_view,
+            snippet,
+            engine,
+            settings,
+            watch=watch,
+            clock=clock,
+            pinned=pinned,
+            present=present,
+            passes=passes,
+        )
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
-        # --kernels, --code, --guard-what-if: the runs ask from the first one, as after k, opening
-        # the Code pane, or u.
-        self.passes = passes
+
+    def _show_view(self, view: View) -> None:
+        self.main.view = view
+
+    # What the keys, the palette's commands and the tests read: the pipeline's.
+    @property
+    def settings(self) -> Settings:
+        return self.pipeline.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.pipeline.settings = settings
+
+    @property
+    def passes(self) -> Passes:
+        return self.pipeline.passes
+
+    @passes.setter
+    def passes(self, passes: Passes) -> None:
+        self.pipeline.passes = passes
+
+    @property
+    def engine(self) -> Engine:
+        return self.pipeline.engine
+
+    @property
+    def hello(self) -> dict[str, Any] | None:
+        """The worker's handshake; None while torch is still starting."""
+        return self.pipeline.hello
+
+    @property
+    def snippet(self) -> Path:
+        return self.pipeline.snippet
+
+    @property
+    def generation(self) -> int:
+        return self.pipeline.generation
+
+    @property
+    def history(self) -> History:
+        return self.pipeline.history
+
+    def request_run(self, reason: str, *, force: bool = True, trace: bool = False) -> None:
+        self.pipeline.request_run(reason, force=force, trace=trace)
+
+    # The workers' messages, handed to the pipeline.
+    def on_snippet_changed(self, message: SnippetChanged) -> None:
+        self.pipeline.on_snippet_changed(message)
+
+    def on_worker_ready(self, message: WorkerReady) -> None:
+        self.pipeline.on_worker_ready(message)
+
+    def on_worker_restarted(self, message: WorkerRestarted) -> None:
+        self.pipeline.on_worker_restarted(message)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.pipeline.on_worker_state_changed(event)
+
+    def on_run_started(self, message: RunStarted) -> None:
+        self.pipeline.on_run_started(message)
+
+    def on_progress(self, message: Progress) -> None:
+        self.pipeline.on_progress(message)
+
+    def on_diagnostics_ready(self, message: DiagnosticsReady) -> None:
+        self.pipeline.on_diagnostics_ready(message)
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.pipeline.on_run_finished(message)
+
+    def on_run_failed(self, message: RunFailed) -> None:
+        self.pipeline.on_run_failed(message)
 
     def on_mount(self) -> None:
-        # The pipeline's own on_mount (its base) runs too: Textual calls each class's handler.
         if self.notice:
             self.notify(self.notice, timeout=8)
         if not self.is_headless:
@@ -93,6 +188,10 @@ class PlaygroundApp(RunPipeline):
             self._loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 signal.signal(signum, self._on_signal)
+        self.pipeline.start()
+
+    async def on_unmount(self) -> None:
+        await self.pipeline.close()
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()
@@ -162,7 +261,7 @@ class PlaygroundApp(RunPipeline):
 
     def action_command_palette(self) -> None:
         """Textual's palette, bounded and never running a result of an earlier text (see
-        `tui.palette`)."""
+        `tui.keys.palette`)."""
         if self.use_command_palette and not PlaygroundPalette.is_open(self):
             self.push_screen(PlaygroundPalette(id="--command-palette"))
 
@@ -243,10 +342,10 @@ class PlaygroundApp(RunPipeline):
     async def _quit(self, return_code: int) -> None:
         # The summary says so at once: a run's "compiling call 1/3…" must not stay up while
         # the engine closes (shutdown_engine kills the worker rather than wait for it).
-        self.stop_watching()
-        if not self.quitting:
-            self.show_run(RunState("quitting"))
-        await self.shutdown_engine()
+        self.pipeline.stop_watching()
+        if not self.pipeline.quitting:
+            self.pipeline.show_run(RunState("quitting"))
+        await self.pipeline.shutdown_engine()
         self.exit(return_code=return_code)
 
     def action_rerun(self) -> None:
@@ -254,7 +353,7 @@ class PlaygroundApp(RunPipeline):
 
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
-        self.presenting.pane(pane)  # followers see where the presenter is
+        self.pipeline.presenting.pane(pane)  # followers see where the presenter is
         if pane == "dynamo_code" and not self.passes.dynamo_code:
             # The worker decompiles Dynamo's code only when asked: it costs time.
             self.passes = replace(self.passes, dynamo_code=True)
@@ -264,9 +363,9 @@ class PlaygroundApp(RunPipeline):
         self.main.step_graph(step)
 
     def action_matrix(self) -> None:
-        lock = self.hold_runs("settings matrix (x)")
+        lock = self.pipeline.hold_runs("settings matrix (x)")
         cells = combinations(self.settings)
-        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self.clock, base=self.settings)
+        screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self.pipeline.clock, base=self.settings)
         # Closing restores the normal view; unless a save already asked for this very run.
         self.push_screen(screen, lambda _: self.request_run("matrix closed", force=False))
 
@@ -278,7 +377,7 @@ class PlaygroundApp(RunPipeline):
         self.request_run("trace", trace=True)
 
     def action_export_markdown(self) -> None:
-        report = self.shown_report()
+        report = self.pipeline.shown_report()
         if report is None:
             self.notify("no result to write yet", severity="warning")
             return
@@ -308,7 +407,7 @@ class PlaygroundApp(RunPipeline):
             self.notify(f"opened a copy: {path}")
         else:
             self.notify(f"{path.name} already exists here: opened it as it is", severity="warning")
-        self.open_snippet(path)
+        self.pipeline.open_snippet(path)
 
     def action_edit(self) -> None:
         """Open the snippet in $VISUAL or $EDITOR; saving reruns (and the watcher sees it too).
@@ -337,37 +436,3 @@ class PlaygroundApp(RunPipeline):
             self.notify(problem, title="edit", severity="error", timeout=10)
             return
         self.request_run("edited")
-
-
-def editor_command(name: str, editor: str, snippet: Path) -> tuple[list[str], str]:
-    """The command line that edits `snippet` with `editor` (the value of $`name`), or the
-    reason it cannot run, found before the terminal is handed over."""
-    try:
-        words = shlex.split(editor)
-    except ValueError as exc:
-        return [], f"${name} cannot be read as a command ({exc}): {editor!r}"
-    if not words:
-        return [], f"${name} holds no command: {editor!r}"
-    program = words[0]
-    if shutil.which(program) is None:
-        why = "is a folder" if os.path.isdir(program) else "was not found or is not executable"
-        return [], f"${name}: {program!r} {why}"
-    return [*words, str(snippet)], ""
-
-
-def run_editor(argv: list[str]) -> str:
-    """Run the editor in the terminal (the app suspended); what went wrong, or "".
-
-    Returns rather than raises: `App.suspend()` gives the terminal back only when its block
-    ends normally, so an exception here would leave the screen blank and keys echoing."""
-    try:
-        status = subprocess.run(argv, check=False).returncode
-    except Exception as exc:  # OSError mostly; ValueError for a NUL in the command line
-        return f"could not start {argv[0]!r}: {exc}"
-    except KeyboardInterrupt:
-        return f"{argv[0]!r} was interrupted"
-    if status < 0:
-        return f"{argv[0]!r} was killed by signal {-status}"
-    if status:
-        return f"{argv[0]!r} exited with status {status}: not rerun (saving still reruns)"
-    return ""

@@ -35,8 +35,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def play_command(path: Path, flags: list[str]) -> list[str]:
-    """The attendee's own playground on `path`: this package's CLI in a fresh interpreter."""
-    return [sys.executable, "-m", "playground", str(path), *flags]
+    """The attendee's own playground on `path`: this package's CLI in a fresh interpreter.
+    The file's name and the flags' values come from the presenter's folder: the command is
+    named (`app`), each value is glued to its flag (`setting_flags`), and the path is absolute
+    and comes after `--`, so no name (`--present=leak.py`, `check`) is read as anything but
+    the file to open."""
+    return [sys.executable, "-m", "playground", "app", *flags, "--", str(path.absolute())]
 
 
 def _play(argv: list[str]) -> int:
@@ -62,7 +66,14 @@ def follow_main(argv: list[str]) -> int:
     in_browser = "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")
     notice = ""
     while True:
-        app = FollowApp(args.session, directory=into, notice=notice, stay_after_fork=in_browser)
+        app = FollowApp(
+            args.session,
+            directory=into,
+            notice=notice,
+            stay_after_fork=in_browser,
+            # Only a fork that opens a playground runs the presenter's code: that one asks first.
+            confirm_run=args.play and not in_browser,
+        )
         app.run()
         fork = app.return_value
         if not isinstance(fork, Fork):

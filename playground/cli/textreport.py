@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
-from playground.engine.wording import breaks, compiled, explained, guard_what_if, phases, timings
+from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line
@@ -41,8 +41,13 @@ def _head_lines(report: Report) -> list[str]:
     lines.append(report.summary_line() + f"  calls {report.calls}")
     if report.worker_restarted:
         lines.append(f"note: the worker restarted ({report.worker_restart_reason})")
-    if report.error is not None:
-        lines.append(f"ERROR {report.error.one_line()}")
+    refused = errors.refused_break(report)
+    if refused is not None:
+        # fullgraph=True's refusal is the run's finding, worded as the app words it.
+        lines.append(errors.refusal_words(report, width=errors.FULL_WIDTH))
+        lines += _indented(breaks.site_lines(refused)[1:])
+    elif report.error is not None:
+        lines.append(f"ERROR {errors.missing_backend(report) or report.error.one_line()}")
     if report.recompile_limit_hit:
         lines.append(
             "RECOMPILE LIMIT HIT: fell back to eager for " + "; ".join(report.recompile_limit_functions or ("a frame",))

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.events import Trace
-from playground.engine.explain import short_guard
 from playground.engine.report import Report
-from playground.engine.wording import breaks, compiled, explained, guard_what_if, phases, timings
+from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import CODE, Line, plural
@@ -204,8 +203,12 @@ def _head_markdown(r: Report) -> list[str]:
     if r.content_sha256:
         out.append(f"- content sha256: `{r.content_sha256[:16]}…`")
     out.append("")
-    if r.error:
-        out += ["## Error", "", f"`{_cell(r.error.one_line())}`", ""]
+    refusal = errors.refusal_words(r)
+    if refusal:
+        # A break fullgraph=True refused is the run's finding: the app's and check's words.
+        out += ["## Refused graph break", "", f"`{_cell(refusal)}`", ""]
+    elif r.error:
+        out += ["## Error", "", f"`{_cell(errors.missing_backend(r) or r.error.one_line())}`", ""]
     if r.recompile_limit_hit:
         out += ["**Recompile limit hit**: " + "; ".join(r.recompile_limit_functions), ""]
     return out
@@ -380,15 +383,12 @@ def _guards_by_line(r: Report) -> list[str]:
     for entry in r.explanation.guards:
         user = [g for g in entry.guards if not g.internal]
         internal = len(entry.guards) - len(user)
-        shown = {short_guard(g.kind, g.check, g.arg) for g in user}
+        shown = {g.shown for g in user}
         before = previous.get(entry.function)
         previous[entry.function] = shown
         if before is not None:
-            changed = [g for g in user if short_guard(g.kind, g.check, g.arg) not in before]
-            text = "; ".join(
-                f"`{_cell(short_guard(g.kind, g.check, g.arg))}`" + (f" (line {g.line})" if g.line else "")
-                for g in changed
-            )
+            changed = [g for g in user if g.shown not in before]
+            text = "; ".join(f"`{_cell(g.shown)}`" + (f" (line {g.line})" if g.line else "") for g in changed)
             out.append(f"- entry {entry.compile_id} differs from the one before in: {text or 'nothing shown here'}")
             continue
         if out:
@@ -402,7 +402,7 @@ def _guards_by_line(r: Report) -> list[str]:
         ]
         by_line: dict[int | None, list[str]] = {}
         for g in user:
-            by_line.setdefault(g.line, []).append(f"`{_cell(short_guard(g.kind, g.check, g.arg))}`")
+            by_line.setdefault(g.line, []).append(f"`{_cell(g.shown)}`")
         for line, checks in sorted(by_line.items(), key=lambda item: (item[0] is None, item[0] or 0)):
             src = _source_line(r.snippet, line)
             out.append(f"| {line or ''} | {f'`{_cell(src)}`' if src else ''} | {'; '.join(dict.fromkeys(checks))} |")

@@ -9,8 +9,8 @@ import io
 
 from rich.console import Console
 
-from playground.engine import explain
 from playground.engine.report import EntryGuards, Explanation, Report
+from playground.worker.capture import explain
 from tui.panes.guards import render_guards
 from tui.panes.source import line_marks
 

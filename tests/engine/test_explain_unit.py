@@ -1,4 +1,4 @@
-"""playground/engine/explain.py on canned strings, no torch: the text below is what torch 2.13 printed
+"""playground/worker/capture/explain/ on canned strings, no torch: the text below is what torch 2.13 printed
 for snippets/why_recompile.py-like code (copied from its guard dump and recompiles_verbose log,
 the snippet at /tmp/h7/why.py, which torch's comments shorten to `mp/h7/why.py`)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from playground.engine import explain
 from playground.engine.report import CallEntry, GuardSet, ReasonRow, RecompileDetail
+from playground.worker.capture import explain
 
 SNIPPET = "/tmp/h7/why.py"
 
@@ -125,8 +125,8 @@ def test_an_absolute_path_is_never_shortened_so_it_must_be_the_snippet(tmp_path)
 
 
 def test_the_worker_reads_snippet_lines_with_the_engines_one_function():
-    # Read as text: importing the worker's capture would import torch in a fast test.
-    worker = Path(explain.__file__).resolve().parents[1] / "worker"
+    # Read as text: importing every module of the worker would import torch in a fast test.
+    worker = Path(__file__).resolve().parents[2] / "playground" / "worker"
     defined = [p for p in worker.rglob("*.py") if re.search(r"^def (snippet_line|same_file)\(", p.read_text(), re.M)]
     assert defined == []
     assert "from playground.engine.explain import snippet_line" in (worker / "capture" / "records.py").read_text()
@@ -248,7 +248,7 @@ def test_a_size_guard_takes_the_arrived_size_from_the_call():
 
 def test_a_reason_comment_holding_a_semicolon_stays_one_failure():
     text = "lr == 0.1  # a = 1; b = lr * a  # mp/h7/why.py:5 in fn; tensor 'x' dtype mismatch. expected float32, actual float64"
-    assert explain._split_failures(text) == [
+    assert explain.recompiles._split_failures(text) == [
         "lr == 0.1  # a = 1; b = lr * a  # mp/h7/why.py:5 in fn",
         "tensor 'x' dtype mismatch. expected float32, actual float64",
     ]
@@ -295,7 +295,7 @@ def test_call_summaries_say_which_entry_ran_and_why():
 
 
 def test_dynamos_builtins_alias_reads_as_the_builtin() -> None:
-    from playground.engine.explain import user_name
+    from playground.worker.capture.explain import user_name
 
     assert user_name("G['__builtins_dict___13']['print']") == "print"
     assert user_name("__builtins_dict___2['len']") == "len"

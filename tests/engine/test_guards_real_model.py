@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from playground.engine.explain import guard_rank
 from playground.engine.report import GuardDetail, Report
 from playground.engine.settings import Settings
+from playground.worker.capture.explain import guard_rank
 from tests.engine.conftest import run_result
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -94,3 +94,53 @@ def test_check_json_carries_every_new_view():
     # the Code pane's data: the loop's resume functions after its break, the chain's one frame
     assert any(item["kind"] == "resume" for item in loop["dynamo_code"]), loop["dynamo_code_note"]
     assert {item["kind"] for item in fused["dynamo_code"]} == {"transformed", "guard"}
+
+
+@pytest.mark.inductor
+def test_a_copy_in_another_folder_served_from_the_cache_keeps_its_lines(tmp_path):
+    """Inductor's FX-graph cache keys on the graph, not the file: the gallery's snippet copied
+    into a second folder (two lines lower) is served the first copy's compile, whose provenance
+    stacks name the first file. Its kernels still carry their lines, this copy's, and a note says
+    why; `--cold` compiles afresh and gives the same lines from this file's own stacks."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    source = (GALLERY / "fused_pointwise.py").read_text(encoding="utf-8")
+    first, second = tmp_path / "attendee_a", tmp_path / "attendee_b"
+    first.mkdir()
+    second.mkdir()
+    (first / "fused_pointwise.py").write_text(source, encoding="utf-8")
+    (second / "fused_pointwise.py").write_text("# my copy\n\n" + source, encoding="utf-8")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor-cache")}
+
+    def kernels(folder: Path, *flags: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "playground", "check", str(folder / "fused_pointwise.py")]
+            + ["--json", "--kernels", "--no-timing", *flags],
+            cwd=GALLERY.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        report = json.loads(done.stdout)
+        assert report["error"] is None, report["error"]
+        return report
+
+    a, b = kernels(first), kernels(second)
+    # torch's own behaviour, the defect's cause: the second copy's compile is a cache hit
+    assert [m["fx_graph_cache"] for m in a["compile_anatomy"][0]["modules"]] == ["miss"]
+    assert [m["fx_graph_cache"] for m in b["compile_anatomy"][0]["modules"]] == ["hit"]
+    lines_a = {k["name"]: k["lines"] for k in a["kernels_profile"]["kernels"]}
+    lines_b = {k["name"]: k["lines"] for k in b["kernels_profile"]["kernels"]}
+    assert lines_a and all(lines_a.values()), lines_a
+    assert lines_b == {name: [n + 2 for n in lines] for name, lines in lines_a.items()}
+    note = b["kernels_profile"]["note"]
+    assert "FX-graph cache served kernels compiled from " + str(first / "fused_pointwise.py") in note, note
+    assert "--cold" in note
+    assert "cache served" not in a["kernels_profile"]["note"]
+    cold = kernels(second, "--cold")
+    assert "cache served" not in cold["kernels_profile"]["note"]
+    assert {k["name"]: k["lines"] for k in cold["kernels_profile"]["kernels"]} == lines_b

@@ -33,6 +33,23 @@ LIBRARIES = {
     "cp_config_lib": "import torch._dynamo\ntorch._dynamo.config.capture_scalar_outputs = True\n",
     # prints at import: a fresh process's output shows it, so every run must import it itself
     "cp_chatty_lib": "print('cp_chatty_lib says hello')\n",
+    # change what a later snippet meets beyond torch's global state: the environment, torch's
+    # print options, a function of torch's patched; and one that does two of these at once
+    "cp_env_lib": "import os\nos.environ['CP_LEAKED'] = 'set by cp_env_lib'\n",
+    "cp_print_lib": "import torch\ntorch.set_printoptions(precision=1)\n",
+    "cp_gelu_lib": "import torch.nn.functional as F\n\ndef gelu(x, approximate='none'):\n    return x\n\nF.gelu = gelu\n",
+    "cp_two_lib": (
+        "import os\nimport torch\nos.environ['CP_LEAKED'] = 'set by cp_two_lib'\n"
+        "torch.Tensor.__repr__ = lambda self: 'a patched tensor'\n"
+    ),
+    # a worker thread started at import, which the library's calls wait on: a forked child has
+    # no thread but the one that forked
+    "cp_thread_lib": (
+        "import queue, threading\n_jobs, _done = queue.Queue(), queue.Queue()\n\n"
+        "def _work():\n    while True:\n        _done.put(_jobs.get() * 2)\n\n"
+        "threading.Thread(target=_work, daemon=True).start()\n\n"
+        "def ask(x):\n    _jobs.put(x)\n    return _done.get(timeout=2)\n"
+    ),
 }
 LOGGED = "import os\nwith open(os.environ['CP_IMPORT_LOG'], 'a') as fh:\n    fh.write(f'{{os.getpid()}} {name}\\n')\n"
 
@@ -214,3 +231,70 @@ def test_a_library_that_changes_torch_at_import_is_left_to_the_runs(
     assert later == other_fresh
     assert later["output"] == "default dtype torch.float32"
     assert later["graph_break_count"] == breaks_without
+
+
+#: What a later snippet meets of the libraries above, printed: the environment, a tensor's
+#: printed form (print options, a patched Tensor.__repr__), and whether F.gelu is torch's.
+PROBE = """
+import os
+import torch
+import torch.nn.functional as F
+{imports}
+
+print("env", os.environ.get("CP_LEAKED"), "gelu", F.gelu.__module__, torch.tensor([1.23456]))
+
+
+def fn(x):
+    return F.gelu(x)
+
+
+def inputs():
+    yield torch.ones(3)
+"""
+
+
+def _probe(folder: Path, name: str, imports: str) -> Path:
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(PROBE.format(imports=imports)).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("library", ["cp_env_lib", "cp_print_lib", "cp_gelu_lib", "cp_two_lib"])
+def test_a_library_that_changes_what_a_later_snippet_meets_is_left_to_the_runs(worker, site, log, tmp_path, library):
+    user = _probe(tmp_path, "user", f"import {library}")
+    other = _probe(tmp_path, "other", "")
+    fresh_other = _fresh(other, site, log)
+    # torch's own behaviour in a fresh process: the snippet that does not import it sees
+    # torch's gelu, no variable, torch's print options
+    assert fresh_other["output"] == "env None gelu torch._C._nn tensor([1.2346])", fresh_other
+    before = len(_importers(log, library))
+    first, second = _warm(worker, user), _warm(worker, user)
+    assert first == second == _fresh(user, site, log)
+    assert first["output"] != fresh_other["output"]  # the library does change what a run meets
+    assert _importers(log, library)[before:].count(worker.template_pid) == 1
+    assert _warm(worker, other) == fresh_other
+
+
+def test_a_library_whose_thread_a_fork_loses_gives_the_same_report_every_time(worker, site, log, tmp_path):
+    path = tmp_path / "asks.py"
+    path.write_text(
+        "import torch\nimport cp_thread_lib\n\n\ndef fn(x):\n    return x * 2\n\n\n"
+        "def inputs():\n    yield torch.ones(3) * cp_thread_lib.ask(2)\n",
+        encoding="utf-8",
+    )
+    reports = [_warm(worker, path) for _ in range(3)]
+    assert reports[0]["error"] is None, reports[0]
+    assert reports[0] == reports[1] == reports[2] == _fresh(path, site, log)
+
+
+def test_a_forked_child_has_only_the_thread_that_forked():
+    """Python's own behaviour, which the thread check rests on."""
+    program = (
+        "import os, threading, time\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n    os._exit(threading.active_count())\n"
+        "print(threading.active_count(), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", program], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["2", "1"], done

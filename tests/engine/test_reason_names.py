@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from playground.cli.textreport import render
-from playground.engine.explain import guarded_arg, reason_row
 from playground.engine.report import Report
 from playground.engine.snippet import prepare_run
 from playground.engine.sync import SyncWorker
+from playground.worker.capture.explain import guarded_arg, reason_row
 
 
 def _check(worker: SyncWorker, path: Path) -> Report:

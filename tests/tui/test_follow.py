@@ -148,7 +148,7 @@ async def test_a_follower_whose_presenter_quits_says_so_and_stays_usable(snippet
         await pilot.press("2")
         assert follower.main.deck.current == "breaks"
         assert "Data-dependent branching" in pane_text(follower, "breaks")
-        await pilot.press("p")
+        await pilot.press("p", "y")
     assert isinstance(follower.return_value, Fork)
 
 
@@ -180,7 +180,7 @@ async def test_forking_writes_a_new_file_and_never_overwrites_one(snippet: Path,
         async with follower.run_test() as pilot:
             await wait_for([pilot], lambda f=follower: f.shown_run == 2)
             await pilot.press("comma")  # the first run: the one on screen is the one forked
-            await pilot.press("p")
+            await pilot.press("p", "y")
         forks.append(follower.return_value)
     assert mine.read_text() == "# my own work\n"  # untouched
     assert [f.path.name for f in forks] == ["branch-run1-2.py", "branch-run1-3.py"]
@@ -190,7 +190,7 @@ async def test_forking_writes_a_new_file_and_never_overwrites_one(snippet: Path,
     follower = FollowApp(session, directory=attendee)
     async with follower.run_test() as pilot:
         await wait_for([pilot], lambda: follower.shown_run == 2)
-        await pilot.press("p")
+        await pilot.press("p", "y")
     assert follower.return_value.settings.fullgraph is True
     assert follower.return_value.path.name == "branch-run2.py"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli.servecmd import COOKIE, is_loopback, refusal
+from playground.cli.servecmd import COOKIE, is_loopback, origin_refusal, refusal
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
@@ -124,6 +124,8 @@ class DevTools:
     def __init__(self, ws) -> None:
         self.ws = ws
         self.next_id = 0
+        #: The protocol's events (Network.requestWillBeSent...), kept as they arrive.
+        self.events: list[dict] = []
 
     async def call(self, method: str, **params):
         self.next_id += 1
@@ -131,6 +133,8 @@ class DevTools:
         await self.ws.send_json({"id": ident, "method": method, "params": params})
         while True:
             message = await asyncio.wait_for(self.ws.receive_json(), 30)
+            if "method" in message:
+                self.events.append(message)
             if message.get("id") == ident:
                 assert "error" not in message, message
                 return message.get("result", {})
@@ -223,6 +227,7 @@ async def test_serve_in_headless_chromium(session: Path, tmp_path: Path):
                 page = DevTools(ws)
                 await page.call("Page.enable")
                 await page.call("Runtime.enable")
+                await page.call("Network.enable")
                 await page.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
 
                 # The page without the token: refused in the browser too.
@@ -243,10 +248,109 @@ async def test_serve_in_headless_chromium(session: Path, tmp_path: Path):
                 assert (tmp_path / "demo-run1.py").read_text().startswith("import torch")
                 cookies = await page.call("Network.getCookies", urls=[base])
                 assert [c["httpOnly"] for c in cookies["cookies"] if c["name"] == COOKIE] == [True]
+                # A workshop room is often offline: the page asks nothing of another host (the
+                # font CDN it once asked for its stylesheet), and its font is the shipped one.
+                asked = [
+                    e["params"]["request"]["url"] for e in page.events if e["method"] == "Network.requestWillBeSent"
+                ]
+                assert any("RobotoMono" in url for url in asked), asked
+                assert [url for url in asked if not url.startswith((base, "ws://127.0.0.1", "data:", "about:"))] == []
     finally:
         if browser is not None:
             stop(browser)
         stop(server)
+    # Page loads are not logged: the only line that holds the token is the one serve printed.
+    out = server.stdout.read()
+    assert out.count("token=") == 1 and "GET /" not in out, out[-2000:]
+
+
+def start_serve(session: Path, cwd: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    argv = [sys.executable, "-m", "playground", "serve", "--follow", str(session), "--port", str(port)]
+    server = subprocess.Popen(
+        [*argv, "--token", TOKEN, *extra], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    wait_port(port, server)
+    return server, port
+
+
+@pytest.mark.skipif(
+    bool(textual_serve_missing()), reason="NOT TESTED: `serve` needs textual-serve (pip install -e '.[serve]')"
+)
+async def test_the_websocket_takes_only_the_served_origin_and_a_few_tabs(session: Path, tmp_path: Path):
+    """Cross-site WebSocket hijacking: a page of another site (or another port of this machine)
+    that the attendee opens gets the cookie sent along in some browsers; the served origin is
+    the only one taken, and a refusal is logged. At most --max-connections tabs at once (each is
+    a process: `serve SNIPPET` a torch worker)."""
+    import aiohttp
+
+    server, port = start_serve(session, tmp_path, "--max-connections", "2")
+    base, cookie = f"http://127.0.0.1:{port}", {"Cookie": f"{COOKIE}={TOKEN}"}
+    try:
+        async with aiohttp.ClientSession() as http:
+            for origin in ("http://evil.example", f"http://127.0.0.1:{free_port()}", f"https://127.0.0.1:{port}", None):
+                headers = cookie | ({"Origin": origin} if origin else {})
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(f"{base}/ws", headers=headers)
+                assert refused.value.status == 403, origin
+            served = cookie | {"Origin": base}
+            first = await http.ws_connect(f"{base}/ws", headers=served)
+            second = await http.ws_connect(f"{base}/ws", headers=served)
+            message = await asyncio.wait_for(first.receive(), 60)  # the follower's first frame
+            assert message.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
+            with pytest.raises(aiohttp.WSServerHandshakeError) as full:
+                await http.ws_connect(f"{base}/ws", headers=served)
+            assert full.value.status == 503
+            await first.close()
+            for _ in range(50):  # the closed tab's place is free again
+                try:
+                    third = await http.ws_connect(f"{base}/ws", headers=served)
+                    break
+                except aiohttp.WSServerHandshakeError:
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("a closed tab's place was never freed")
+            await third.close()
+            await second.close()
+            async with http.get(f"{base}/?token={TOKEN}") as response:
+                page = await response.text()
+            assert response.status == 200 and "fonts.googleapis" not in page and "RobotoMono" in page
+    finally:
+        stop(server)
+    out, err = server.communicate(timeout=30)
+    assert "refused: a WebSocket from http://evil.example" in err
+    assert "refused: a WebSocket without an Origin" in err
+    assert "--max-connections 2" in err
+    assert out.count("token=") == 1 and "GET /" not in out, out[-2000:]
+
+
+@pytest.mark.skipif(
+    bool(textual_serve_missing()), reason="NOT TESTED: `serve` needs textual-serve (pip install -e '.[serve]')"
+)
+@pytest.mark.parametrize("port", ["-1", "65536", "0", "busy"])
+def test_a_port_that_cannot_be_listened_on_is_one_line(port: str, session: Path, tmp_path: Path):
+    holder = None
+    if port == "busy":
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "playground", "serve", "--follow", str(session), "--port", port],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        if holder is not None:
+            holder.close()
+    assert done.returncode == 2
+    assert "open http" not in done.stdout and "token" not in done.stdout, done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert port in done.stderr
 
 
 def test_serve_refuses_another_interface_without_allow_remote():
@@ -279,3 +383,22 @@ def test_requests_from_another_machine_or_without_the_token_are_refused():
         False,
         False,
     ]
+
+
+def test_the_served_origin_is_scheme_host_and_port():
+    served = ["http://127.0.0.1:8000"]
+    assert origin_refusal("http://127.0.0.1:8000", served) == ""
+    assert origin_refusal("HTTP://127.0.0.1:8000/", served) == ""
+    for other in (
+        "http://127.0.0.1:8001",
+        "https://127.0.0.1:8000",
+        "http://localhost:8000",
+        "http://evil.example",
+        "null",
+        "",
+        None,
+        "http://127.0.0.1:8000@evil.example",
+        "http://127.0.0.1:99999",
+    ):
+        assert origin_refusal(other, served).startswith("refused"), other
+    assert "\x1b" not in origin_refusal("http://e\x1b]0;x\x07", served)

@@ -1,7 +1,7 @@
 """No pane takes more than a frame's work to open on any report: a 10 MB log (a huge line
 printed inside `fn` lands in torch's graph_breaks record) froze the Logs pane for a minute, and
 the Equiv pane of a snippet with 10,000 calls took 10 s to lay out. Text is capped where it
-enters the UI (`tui.intake`), the Equiv tables draw at most `MAX_ROWS` rows, failing ones first."""
+enters the UI (`tui.engine.intake`), the Equiv tables draw at most `MAX_ROWS` rows, failing ones first."""
 
 from __future__ import annotations
 

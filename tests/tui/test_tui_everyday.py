@@ -142,7 +142,7 @@ async def test_hidden_panes_are_rendered_before_their_first_switch():
         assert warm(hidden) is False
 
 
-# The tab bar is one line of labels (tui/deck.py): a click on one shows its pane.
+# The tab bar is one line of labels (tui/widgets/deck.py): a click on one shows its pane.
 async def test_a_click_on_a_tab_label_shows_its_pane(snippet):
     app = make_app(snippet, engine=FakeEngine(), watch=False, clock=lambda: 0.0)
     async with app.run_test(size=(80, 24)) as pilot:

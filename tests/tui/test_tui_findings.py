@@ -24,8 +24,9 @@ from tui_fakes import (
 )
 
 from playground.cli.textreport import render
-from playground.engine.report import Report
+from playground.engine.report import Report, RunError
 from playground.engine.wording.timings import speedup_reasons, timing_notes
+from playground.worker.capture.refusals import read_error
 from tui.factory import make_app
 from tui.panes import render_breaks, render_source, render_timings
 from tui.run.findings import missing_backend, refusal_words, refused_break
@@ -50,9 +51,17 @@ TVM_DETAIL = (
 )
 
 
+def worker_error(error: dict, fullgraph: bool) -> dict:
+    """A canned error as the worker sends it: torch's text read into its typed fields."""
+    return read_error(RunError.from_dict(error), fullgraph).to_dict()
+
+
 def report(name: str, **changes) -> Report:
     data = load_fixture(name)
     data.update(changes)
+    if "error" in changes:
+        settings = data["settings"]
+        data["error"] = worker_error(changes["error"], bool(settings.get("fullgraph")))
     return Report.from_dict(data)
 
 
@@ -82,18 +91,16 @@ def test_a_fullgraph_refusal_is_read_as_the_refused_break():
 def test_only_a_break_refused_under_fullgraph_is_a_refusal():
     refusal = load_fixture("fullgraph_refusal")
     assert refused_break(Report.from_dict(refusal)) is not None
-    no_fullgraph = copy.deepcopy(refusal)
-    no_fullgraph["settings"]["fullgraph"] = False
-    assert refused_break(Report.from_dict(no_fullgraph)) is None
+    error = {k: v for k, v in refusal["error"].items() if k != "refused"}  # as torch's text came
+    assert worker_error(error, fullgraph=True)["refused"] == refusal["error"]["refused"]
+    assert "refused" not in worker_error(error, fullgraph=False)
     for kind, type_ in (("snippet", "Unsupported"), ("compile", "BackendCompilerFailed"), ("worker", "WorkerDied")):
-        other = copy.deepcopy(refusal)
-        other["error"].update(kind=kind, type=type_)
-        assert refused_break(Report.from_dict(other)) is None, (kind, type_)
+        other = worker_error(dict(error, kind=kind, type=type_), fullgraph=True)
+        assert refused_break(Report.from_dict(dict(refusal, error=other))) is None, (kind, type_)
     # float .item() in an `if` under fullgraph: Dynamo refuses to guard on it (TORCH_NOTES.md).
-    float_item = copy.deepcopy(refusal)
     message = "compiled call 1 raised: Consider annotating your code using torch._check*(). Could not guard on data-dependent expression zuf0 > 0.0"
-    float_item["error"].update(type="UserError", message=message)
-    assert refusal_words(Report.from_dict(float_item)) == (
+    float_item = worker_error(dict(error, type="UserError", message=message), fullgraph=True)
+    assert refusal_words(Report.from_dict(dict(refusal, error=float_item))) == (
         "fullgraph=True refused the break at line 10: UserError: Could not guard on data-dependent expression zuf0 > 0.0"
     )
     assert refused_break(report("break")) is None
@@ -140,7 +147,9 @@ def tvm_is_missing(text, settings):
             graph_count=0,
             equivalence=None,
             timings=None,
-            error={"kind": "compile", "type": "BackendCompilerFailed", "message": "raised", "detail": TVM_DETAIL},
+            error=worker_error(
+                {"kind": "compile", "type": "BackendCompilerFailed", "message": "raised", "detail": TVM_DETAIL}, False
+            ),
         )
     return result
 

@@ -1,4 +1,4 @@
-"""The footer and the key table: both come from `tui.keys`'s one table, the README's table is
+"""The footer and the key table: both come from `tui.keys.table`'s one table, the README's table is
 the generated one, and the footer fits 80 columns uncut."""
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from tui.panes import (
     render_timings,
 )
 from tui.panes.guards import failing_guards
-from tui.panes.reasons import parse_reasons
 
 
 def report(name: str) -> Report:
@@ -81,41 +80,6 @@ def test_guards_mark_the_failing_guard_by_compile_id():
     text = plain(render_guards(limit))
     assert "▶ FAILED EQUALS_MATCH: L['lr'] == 0.4" in text
     assert text.count("FAILED later") == 8
-
-
-def test_guards_match_torch_log_spelling_and_tensor_reasons():
-    data = load_fixture("break")
-    data["guards"].append(
-        {
-            "compile_id": "1/1",
-            "guards": [
-                "TYPE_MATCH: ___check_type_id(L['___stack0'], 1)  # if x:  # s.py:3 in f",
-                "LAMBDA_GUARD: L['___stack0'] <= 0.0  # if x:  # s.py:3 in f",
-            ],
-        }
-    )
-    data["recompiles"] = [
-        {
-            "function": "f",
-            "compile_id": "1/2",
-            "reasons": [
-                "1/1: ___stack0 <= 0.0  # if x:  # s.py:3 in f",
-                "User stack trace:",
-                "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4",
-            ],
-        }
-    ]
-    failing = failing_guards(Report.from_dict(data))
-    assert failing["1/1"] == [(1, "___stack0 <= 0.0")]
-    assert failing["0/0"][0][0] == 4  # the TENSOR_MATCH of L['x']
-
-
-def test_reason_context_lines_stay_with_their_failure():
-    reasons = parse_reasons(["1/0: a == 1  # src", "User stack trace:", "  File x", "0/0: b"])
-    assert [(r.compile_id, r.expression, r.context) for r in reasons] == [
-        ("1/0", "a == 1", ("User stack trace:", "File x")),
-        ("0/0", "b", ()),
-    ]
 
 
 def test_equivalence_separates_values_and_gradients_with_words():

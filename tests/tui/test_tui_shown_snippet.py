@@ -1,4 +1,4 @@
-"""The snippet as the app shows it and as it sends it: one read per run (`tui.shown_snippet`)."""
+"""The snippet as the app shows it and as it sends it: one read per run (`tui.run.snippet`)."""
 
 from __future__ import annotations
 

@@ -273,7 +273,7 @@ async def test_an_editor_that_breaks_while_suspended_still_gives_the_terminal_ba
     def broken(*args: Any, **kwargs: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("tui.app.subprocess.run", broken)
+    monkeypatch.setattr("tui.files.editor.subprocess.run", broken)
     messages, calls, _ = await edit_with(snippet, monkeypatch, "true")
     assert calls == ["suspend", "resume"]
     assert any("could not start 'true'" in m and "Permission denied" in m for m in messages), messages

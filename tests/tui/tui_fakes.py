@@ -84,6 +84,8 @@ def rule_report(text: str, settings: Settings) -> dict[str, Any]:
                 "type": "Unsupported",
                 "message": "Data-dependent branching",
                 "line": break_lines[0],
+                # What the worker reads from torch's text (playground/worker/capture/refusals.py).
+                "refused": {"reason": "Data-dependent branching", "line": break_lines[0], "count": 1},
             },
         )
         return report

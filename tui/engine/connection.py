@@ -1,6 +1,7 @@
-"""The app's hold on the engine: its lifecycle, one run at a time, cancelling and closing it.
+"""The app's connection to the engine: its lifecycle, one run at a time, cancelling and closing it.
 
-Textual-free: the app's workers call these, and post what comes back as messages.
+Textual-free: the engine's host (`tui.engine.host`) calls these from the app's workers, and
+posts what comes back as messages.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _read_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class EngineDriver:
+class EngineConnection:
     """Owns the engine, the lock runs take turns on (lent to the settings matrix too), and the
     run in flight."""
 

@@ -23,7 +23,6 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
 from tui.engine.messages import DiagnosticsReady, Progress, WorkerRestarted
-from tui.run.findings import missing_backend
 
 T = TypeVar("T")
 
@@ -90,15 +89,3 @@ def event_message(generation: int, event: events.RunEvent) -> Message | None:
 def error_report(kind: str, type_: str, message: str, settings: Settings) -> Report:
     """A report holding only an error, for failures that produced no report at all."""
     return Report(settings=settings, error=RunError(kind=kind, type=visible(type_), message=visible(message)))
-
-
-def short_error(report: Report) -> str:
-    """The error for the summary bar: who failed, where, and the exception type; the full
-    message is in the source and output panes."""
-    error = report.error
-    if error is None:
-        return ""
-    if missing_backend(report):
-        return missing_backend(report)
-    where = f" at line {error.line}" if error.line else ""
-    return f"{error.kind} error{where}: {error.type or 'see Output'}"

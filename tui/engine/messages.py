@@ -1,7 +1,7 @@
 """App-wide messages of the run pipeline: the engine's typed events, posted to the app.
 
 They carry the engine's own typed values (`Report`, `Trace`), already made safe for the
-terminal by `tui.intake`; handlers read fields and convert nothing. Each carries the generation of the run it belongs to; the app drops any whose generation is
+terminal by `tui.engine.intake`; handlers read fields and convert nothing. Each carries the generation of the run it belongs to; the app drops any whose generation is
 not the newest, which is how a stale result is kept from ever being shown as current.
 """
 

@@ -1,63 +1,33 @@
 """Guards per compiled entry, with the guard whose failure caused a recompile picked out.
 
-A recompile reason names the entry it failed against ("0/0: tensor 'x' size mismatch ..."),
-so the failing guard is found in that entry's list: by the reason's own text when it is a
-guard expression ("L['lr'] == 0.1"), else by the tensor it names.
+A recompile reason names the entry it failed against ("0/0: tensor 'x' size mismatch ..."):
+the worker finds the failing guard in that entry's list (`GuardFailure.guard`,
+playground/worker/capture/reasons.py).
 """
 
 from __future__ import annotations
-
-import re
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.explain import guard_rank, short_guard, value_leaf
 from playground.engine.report import GuardDetail, Report
 from playground.engine.wording import explained
 from tui.panes.common import BAD, DIM, HEADING, plural, styled_lines
-from tui.panes.reasons import normalize, parse_reasons, split_comment, strip_comment
-
-_TENSOR = re.compile(r"tensor '(?P<name>[^']+)'")
 
 
 def failing_guards(report: Report) -> dict[str, list[tuple[int | None, str]]]:
-    """compile_id -> [(index of the failing guard in that entry or None, the reason)]."""
-    by_id = {entry.compile_id: entry.guards for entry in report.guards}
+    """compile_id -> [(index of the failing guard in that entry or None, the failed check)], as
+    the worker read the recompiles' reasons (`Recompile.failures`)."""
     found: dict[str, list[tuple[int | None, str]]] = {}
     for recompile in report.recompiles:
-        for reason in parse_reasons(recompile.reasons):
-            if reason.compile_id is None:
+        for failure in recompile.failures:
+            if failure.entry is None:
                 continue
-            guards = by_id.get(reason.compile_id, ())
-            index = _find_guard(guards, reason.expression)
-            failures = found.setdefault(reason.compile_id, [])
-            if (index, reason.expression) not in failures:
-                failures.append((index, reason.expression))
+            failures = found.setdefault(failure.entry, [])
+            if (failure.guard, failure.check) not in failures:
+                failures.append((failure.guard, failure.check))
     return found
-
-
-def _find_guard(guards: tuple[str, ...], expression: str) -> int | None:
-    wanted = normalize(expression)
-    if wanted:
-        for index, guard in enumerate(guards):
-            check = strip_comment(guard.split(": ", 1)[-1])
-            if normalize(check) == wanted:
-                return index
-        for index, guard in enumerate(guards):
-            if wanted in normalize(guard):
-                return index
-    tensor = _TENSOR.search(expression)
-    if tensor:
-        source = f"L['{tensor['name']}']"
-        for index, guard in enumerate(guards):
-            if "TENSOR_MATCH" in guard and source in guard:
-                return index
-        for index, guard in enumerate(guards):
-            if source in guard:
-                return index
-    return None
 
 
 def render_guards(report: Report) -> RenderableType:
@@ -87,14 +57,12 @@ def render_guards(report: Report) -> RenderableType:
         parts.append(title)
         marked = {index: reason for index, reason in failures if index is not None}
         for index, guard in enumerate(entry.guards):
-            check, comment = split_comment(guard)
+            # torch's guard line as logged: a report this old has no parsed guards (guard_details).
             if index in marked:
                 line = Text("▶ FAILED ", style=f"{BAD} reverse")
-                line.append(check, style=BAD)
+                line.append(guard, style=BAD)
             else:
-                line = Text(f"  {check}")
-            if comment:
-                line.append(f"  {comment}", style=DIM)
+                line = Text(f"  {guard}")
             parts.append(line)
         for index, reason in failures:
             if index is None:
@@ -126,7 +94,7 @@ def _entry_rows(guards: tuple[GuardDetail, ...]) -> list[RenderableType]:
     structure: list[GuardDetail] = []
     internal = 0
     for g in guards:
-        rank = guard_rank(g.kind, g.arg, g.check)
+        rank = g.rank
         if g.internal:
             internal += 1
         elif g.line:
@@ -175,7 +143,7 @@ def _entry_rows(guards: tuple[GuardDetail, ...]) -> list[RenderableType]:
 def _folded_values(values: list[GuardDetail]) -> str:
     """Module attributes' values, the same setting on many modules folded into one item
     (`.training == False ×9`), each other one by the path the snippet would write."""
-    leaves = [value_leaf(g.check, g.arg) for g in values]
+    leaves = [g.leaf for g in values]
     counts: dict[str, int] = {}
     for leaf in leaves:
         if leaf:
@@ -190,8 +158,10 @@ def _folded_values(values: list[GuardDetail]) -> str:
 
 
 def _root(arg: str) -> str:
-    return re.split(r"[.\[]", arg, maxsplit=1)[0]
+    """`net.layer[0].w` -> `net`: the variable an argument's path starts from."""
+    cut = min((i for i in (arg.find("."), arg.find("[")) if i >= 0), default=len(arg))
+    return arg[:cut]
 
 
 def _short(guard: GuardDetail) -> str:
-    return short_guard(guard.kind, guard.check, guard.arg)
+    return guard.shown

@@ -14,7 +14,6 @@ from playground.engine.report import Report
 from playground.engine.wording import explained
 from tui.panes.common import BAD, DIM, GOOD, HEADING, WARN, plural, styled
 from tui.panes.fit import WordTable
-from tui.panes.reasons import parse_reasons, split_comment
 
 
 def limit_banner(report: Report) -> RenderableType | None:
@@ -77,17 +76,19 @@ def render_recompiles(report: Report) -> RenderableType:
         if recompile.line:
             title.append(f"  line {recompile.line}", style=DIM)
         parts.append(title)
-        for reason in parse_reasons(recompile.reasons):
+        for failure in recompile.failures:
             line = Text("  ")
-            if reason.compile_id:
-                line.append(f"entry {reason.compile_id} failed: ", style=WARN)
-            check, comment = split_comment(reason.text)
-            line.append(check)
-            if comment:
-                line.append(f"  {comment}", style=DIM)
+            if failure.entry:
+                line.append(f"entry {failure.entry} failed: ", style=WARN)
+            line.append(failure.check)
+            if failure.comment:
+                line.append(f"  {failure.comment}", style=DIM)
             parts.append(line)
-            for context in reason.context:
+            for context in failure.context:
                 parts.append(Text(f"      {context}", style=DIM))
+        if not recompile.failures:
+            # A report from before the worker read its reasons: torch's lines as logged.
+            parts.extend(Text(f"  {reason}") for reason in recompile.reasons)
     parts.extend(limit_hints(report))
     return Group(*parts)
 

@@ -15,11 +15,10 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from playground.engine.explain import guard_rank
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
+from playground.engine.wording.errors import FULL_WIDTH
 from tui.panes.common import BAD, DIM, WARN, plural, styled
-from tui.panes.reasons import parse_reasons
 from tui.run.findings import refusal_words, refused_break
 
 #: The kernels' mark: set apart from the findings (B, R, E) and from the guards' dim G.
@@ -50,8 +49,7 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
                 by_line.setdefault(recompile.line, []).append(recompile)
         for line, recompiles in by_line.items():
             latest = recompiles[-1]
-            parsed = parse_reasons(latest.reasons)
-            reason = parsed[0].expression if parsed else "guard failed"
+            reason = latest.failures[0].check if latest.failures else "guard failed"
             label = f"RECOMPILED ×{len(recompiles)} ({latest.function}); last: {reason}"
             marks.setdefault(line, []).append(Mark("R", WARN, label))
         # K: a line whose ops a profiled kernel holds; before G, whose line it often shares.
@@ -62,7 +60,7 @@ def line_marks(report: Report | None, error: RunError | None) -> dict[int, list[
         for entry in report.explanation.guards[:1]:
             for g in entry.guards:
                 if g.line and not g.internal:
-                    guard_lines.setdefault(g.line, []).append((guard_rank(g.kind, g.arg, g.check), g.arg or g.check))
+                    guard_lines.setdefault(g.line, []).append((g.rank, g.arg or g.check))
         for line, ranked in guard_lines.items():
             # What the next call or edit can make fail first (shapes, values), then structure.
             args = [arg for _, arg in sorted(ranked, key=lambda pair: pair[0])]
@@ -145,7 +143,7 @@ def render_source(
                 grid.add_row("", "", row)
     parts: list[RenderableType] = []
     if _refused(report, error) is not None:
-        parts.append(Text(refusal_words(report, width=90), style=BAD))
+        parts.append(Text(refusal_words(report, width=FULL_WIDTH), style=BAD))
     elif error is not None:
         parts.append(error_headline(error))
     if stale and marks and report is not None:

@@ -1,14 +1,14 @@
 """The run pipeline: file changes and key presses become runs on the engine, and the engine's
 events come back as messages that update one frozen View.
 
-The parts, each in its own module: the engine's lifecycle (`tui.lifecycle`, a state machine),
-the engine itself (`tui.driver`, held through Textual workers by `tui.engine_host`), which
-changes become runs and which run is newest (the engine's live-run loop,
+The parts, each in its own module: the engine (`tui.engine.connection`, its lifecycle a
+state machine in `tui.engine.lifecycle`, held through Textual workers by `tui.engine.host`),
+which changes become runs and which run is newest (the engine's live-run loop,
 `playground.engine.live`, which `watch` uses too), the snippet's text and the run read from
-it (`tui.shown_snippet`), the reports shown
-(`tui.results`), and how the engine's values enter the UI (`tui.intake`). This class wires
-them to Textual: its workers post messages and never touch widgets, and its handlers read
-typed values and convert nothing.
+it (`tui.run.snippet`), the reports shown (`tui.run.results`), and how the engine's values
+enter the UI (`tui.engine.intake`). The app owns one `RunPipeline` and hands it the messages
+its workers post (`PlaygroundApp`'s `on_*` handlers); the workers never touch widgets, and
+the handlers here read typed values and convert nothing.
 
 A run asked for with `trace=True` (key t) also writes torch's structured trace when it finishes.
 """
@@ -21,34 +21,47 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual.app import App
+from textual.worker import Worker
 
 from playground.engine.events import Trace
 from playground.engine.history import History
 from playground.engine.live import LiveRun, LiveRuns
+from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
 from tui.engine.host import EngineHost
-from tui.engine.intake import error_report, short_error
-from tui.engine.messages import DiagnosticsReady, Progress, RunFailed, RunFinished, RunStarted, SnippetChanged
+from tui.engine.intake import error_report
+from tui.engine.messages import (
+    DiagnosticsReady,
+    Progress,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    SnippetChanged,
+    WorkerReady,
+    WorkerRestarted,
+)
 from tui.engine.protocol import Engine
 from tui.files.exports import TRACE_DIR, save_trace, shown
-from tui.run.results import RunResults
+from tui.run.results import RunResults, short_error
 from tui.run.snippet import ShownSnippet
 from tui.run.view import RunState, View
 from tui.run.watching import SnippetWatching
-from tui.screens.main import MainScreen
 from tui.workshop.presenter import Presenting
 
 
-class RunPipeline(EngineHost):
-    """The app's base: owns the snippet, the watcher and the run state on top of the engine
-    (`EngineHost`); `PlaygroundApp` adds the keys. Read through the public properties below."""
+class RunPipeline:
+    """Owns the snippet, the watcher, the run state and the engine's host for `app`, and
+    hands each change to `show` as one frozen `View` (the app's main screen shows it). Read
+    through the public properties below."""
 
     def __init__(
         self,
+        app: App[Any],
+        show: Callable[[View], None],
         snippet: Path,
         engine: Engine,
         settings: Settings,
@@ -57,24 +70,43 @@ class RunPipeline(EngineHost):
         clock: Callable[[], float] = time.monotonic,
         pinned: dict[str, Any] | None = None,
         present: SessionWriter | None = None,
+        passes: Passes = NO_PASSES,
     ) -> None:
-        super().__init__(engine)
-        self.main = MainScreen()
+        self._app = app
+        self._show = show
         self.settings = settings
+        #: What every run asks of the worker beyond its report (playground/engine/passes.py):
+        #: Dynamo's code once the Code pane is first opened, the kernels profile after key k, the
+        #: guard what-if after key u, or any of them from the command line's flags.
+        self.passes = passes
         #: Settings given on the command line: they outlast a switch to another snippet.
         #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
         self._pinned = dict(pinned or {})
         self._source = ShownSnippet(snippet)
         self._requests = LiveRuns()
+        self.engine_host = EngineHost(app, engine, self._requests.is_current)
         self._results = RunResults()
-        self._watching = SnippetWatching(self, enabled=watch)
+        self._watching = SnippetWatching(app, enabled=watch)
         self._clock = clock
         self._run_state = RunState("starting")
         self._started_at: float | None = None
         #: A workshop session the runs are published to (`--present`); inactive without one.
-        self.presenting = Presenting(present, lambda words: self.notify(words, severity="error", timeout=10))
+        self.presenting = Presenting(present, lambda words: app.notify(words, severity="error", timeout=10))
 
     # What the app reads.
+    @property
+    def engine(self) -> Engine:
+        return self.engine_host.engine
+
+    @property
+    def hello(self) -> dict[str, Any] | None:
+        """The worker's handshake; None while torch is still starting."""
+        return self.engine_host.hello
+
+    @property
+    def quitting(self) -> bool:
+        return self.engine_host.quitting
+
     @property
     def snippet(self) -> Path:
         return self._source.path
@@ -97,8 +129,8 @@ class RunPipeline(EngineHost):
         return self._results.shown()
 
     def publish(self) -> None:
-        """Build the frozen View from the current state and hand it to the main screen."""
-        self.main.view = View(
+        """Build the frozen View from the current state and hand it to `show`."""
+        view = View(
             snippet_name=one_line(self.snippet.name),
             source=self._source.text,
             settings=self.settings,
@@ -110,22 +142,27 @@ class RunPipeline(EngineHost):
             since=self._results.since,
             passes=self.passes,
         )
+        self._show(view)
 
     def show_run(self, state: RunState) -> None:
         self._run_state = state
         self.publish()
 
-    # Lifecycle.
-    def on_mount(self) -> None:
+    # Lifecycle: the app's mount and unmount.
+    def start(self) -> None:
         self._source.refresh()
         self.publish()
         self._watching.start(self.snippet)
-        self.start_engine()
+        self.engine_host.start()
 
-    async def on_unmount(self) -> None:
+    async def close(self) -> None:
         self._watching.stop()
         self.presenting.close()
         await self.shutdown_engine()
+
+    async def shutdown_engine(self) -> None:
+        """Stop any run at once and close the engine (see `EngineConnection.shutdown`)."""
+        await self.engine_host.shutdown()
 
     def stop_watching(self) -> None:
         self._watching.stop()
@@ -143,7 +180,9 @@ class RunPipeline(EngineHost):
     def _supersede(self) -> None:
         """Make whatever is in flight stale; a trace asked for and not yet written is lost."""
         if self._requests.supersede():
-            self.notify("no trace written: a newer change replaced the trace run (press t again)", severity="warning")
+            self._app.notify(
+                "no trace written: a newer change replaced the trace run (press t again)", severity="warning"
+            )
 
     def request_run(self, reason: str, *, force: bool = True, trace: bool = False) -> None:
         """Run the file as it is now under the current settings; the newest request wins.
@@ -163,15 +202,15 @@ class RunPipeline(EngineHost):
         self._supersede()
         if trace:
             self._requests.expect_trace()
-        if not self.engine_ready:
+        if not self.engine_host.ready:
             # The worker is still starting; `engine_started` runs the newest request. If it
             # failed to start, asking again (r, a save) is how the user retries.
-            self.retry_start()
+            self.engine_host.retry_start()
             self.show_run(RunState("starting"))
             return
         self.show_run(RunState("queued", message=reason))
         prepared = self._source.prepared(self.settings)
-        self.send(LiveRun(self.generation, self.snippet, prepared, trace))
+        self.engine_host.send(LiveRun(self.generation, self.snippet, prepared, trace), self.passes)
 
     def hold_runs(self, why: str) -> asyncio.Lock:
         """Lend the engine to something else (the settings matrix): the run in flight is
@@ -179,24 +218,40 @@ class RunPipeline(EngineHost):
         borrower holds while it uses the engine. Afterwards, `request_run` restores the view."""
         self._supersede()
         self._requests.forget()  # the rerun afterwards must run, even unchanged bytes
-        lock = self.lend_engine()
+        lock = self.engine_host.lend()
         self.show_run(RunState("paused", message=why))
         return lock
 
-    # The engine's life (EngineHost's hooks).
-    def is_current(self, generation: int) -> bool:
-        return self._requests.is_current(generation)
-
-    def engine_started(self) -> None:
+    # The engine's life.
+    def on_worker_ready(self, message: WorkerReady) -> None:
+        if not self.engine_host.started(message.hello):
+            return  # closing: nothing new runs
         self.presenting.hello(self.hello)
         self._requests.forget()
         self.request_run("start")
 
-    def engine_start_failed(self, message: str) -> None:
+    def _start_failed(self, message: str) -> None:
         self._results.failed(error_report("worker", "StartFailed", message, self.settings))
         self.show_run(RunState("error", message=f"could not start the torch worker: {message} (r retries)"))
 
-    # The engine's messages.
+    def on_worker_restarted(self, message: WorkerRestarted) -> None:
+        reason = message.reason or "it stopped answering"
+        self._app.notify(f"torch worker restarted: {reason}", severity="warning", timeout=6)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker failure lands here, and becomes an error the user can read."""
+        failure = self.engine_host.failure(event)
+        if failure is None:
+            return
+        if failure.group == "export":
+            self._app.notify(f"export failed: {failure.message}", severity="error", timeout=10)
+        elif failure.group == "engine":
+            if self.engine_host.start_failed():
+                self._start_failed(failure.message)
+        elif failure.generation is not None:
+            self._app.post_message(RunFailed(failure.generation, failure.message))
+
+    # The engine's messages (the app hands them on).
     def _current(self, generation: int) -> bool:
         # Quitting: what a dying run still reports must not replace "quitting…".
         return self._requests.is_current(generation) and not self.quitting
@@ -241,18 +296,17 @@ class RunPipeline(EngineHost):
         if not self._current(message.generation):
             return
         if self._requests.take_trace(message.generation):
-            self.notify("no trace written: the engine failed (see the summary)", severity="error")
+            self._app.notify("no trace written: the engine failed (see the summary)", severity="error")
         self._results.failed(error_report("worker", "EngineError", message.message, self.settings))
         self.show_run(RunState("error", message=f"worker error: {message.message}"))
 
-    @work(group="export", exit_on_error=False)
-    async def write_trace(self, trace: Trace | None) -> None:
+    def write_trace(self, trace: Trace | None) -> None:
         """Write a trace run's structured trace off the UI thread, then say how to render it."""
+        self._app.run_worker(self._write_trace(trace), name="write_trace", group="export", exit_on_error=False)
+
+    async def _write_trace(self, trace: Trace | None) -> None:
         if trace is None or not trace.lines:
-            self.notify("no trace came back from this run: the worker's torch wrote none", severity="warning")
+            self._app.notify("no trace came back from this run: the worker's torch wrote none", severity="warning")
             return
         path, command = await asyncio.to_thread(save_trace, trace, Path.cwd() / TRACE_DIR)
-        self.notify(f"trace written: {shown(path)}\nrender it: {command}", title="trace", timeout=20)
-
-
-__all__ = ["LiveRun", "RunPipeline", "View"]
+        self._app.notify(f"trace written: {shown(path)}\nrender it: {command}", title="trace", timeout=20)

@@ -5,13 +5,25 @@ from __future__ import annotations
 from playground.engine.history import History
 from playground.engine.report import Report
 from tui.run.compare import BeforeAfter, since_previous
-from tui.run.findings import refused_break
+from tui.run.findings import missing_backend, refused_break
 
 
 def is_good(report: Report) -> bool:
     """Shown as the current result: no error, or a break refused under fullgraph=True (this
     run's finding, not a failure: never STALE, the refused line marked as a break)."""
     return report.error is None or refused_break(report) is not None
+
+
+def short_error(report: Report) -> str:
+    """The error for the summary bar: who failed, where, and the exception type; the full
+    message is in the source and output panes."""
+    error = report.error
+    if error is None:
+        return ""
+    if missing_backend(report):
+        return missing_backend(report)
+    where = f" at line {error.line}" if error.line else ""
+    return f"{error.kind} error{where}: {error.type or 'see Output'}"
 
 
 class RunResults:

@@ -119,7 +119,7 @@ class MainScreen(Screen[None]):
 
     @property
     def deck(self) -> PaneDeck:
-        """The tab panes (one widget: see tui/deck.py)."""
+        """The tab panes (one widget: see tui/widgets/deck.py)."""
         return self.query_one("#deck", PaneDeck)
 
     def _apply_width(self, width: int) -> None:

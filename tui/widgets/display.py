@@ -1,7 +1,7 @@
 """Small widgets that display renderables; all content comes from the pane functions.
 
 Panes stay pure functions of the report; the caching that keeps the UI quick sits here and in
-tui/deck.py (the tab panes): `PaneView.show_for` skips a pane whose inputs did not change, and
+tui/widgets/deck.py (the tab panes): `PaneView.show_for` skips a pane whose inputs did not change, and
 `PaneBody` renders a body's lines once per width and style, so scrolling a pane or laying the
 screen out again costs no Rich rendering at all, however long its guards or Inductor code run.
 `PaneView` shows the wide layout's side panes and the history's comparison.
@@ -35,7 +35,7 @@ class CachedRichVisual(RichVisual):
     its height, once for its lines), and a tab switch is a layout: with hundreds of lines of
     highlighted Inductor code that is most of a keypress's latency. Here the measure and the
     lines share one rendering, kept until the pane is given new content. The tab panes'
-    deck (tui/deck.py) keeps each pane's body in one too and draws from `lines`."""
+    deck (tui/widgets/deck.py) keeps each pane's body in one too and draws from `lines`."""
 
     def __init__(self, widget: Widget, renderable: RenderableType) -> None:
         super().__init__(widget, renderable)

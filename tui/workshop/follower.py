@@ -5,21 +5,26 @@ worker: a follower starts no worker and never imports torch or the engine's clie
 import contracts in pyproject.toml and tests/tui/test_follow_imports.py hold it to that), so a
 room of followers costs a room of small Textual apps. `p` forks the demo: the shown run's
 snippet is copied to a new file and the app exits with it, for the command line to open the
-attendee's own playground on (`playground.cli.followcmd`).
+attendee's own playground on (`playground.cli.followcmd`). That playground runs the presenter's
+code as the attendee, so `p` says so first and waits for a yes (`ForkConfirm`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import getpass
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
-from playground.engine.session import SessionReader, fork_path, write_new_file
+from playground.engine.session import PublishedRun, SessionReader, fork_path, write_new_file
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
 from tui.keys.table import FOLLOW_BINDINGS
@@ -69,7 +74,9 @@ class FollowScreen(MainScreen):
     def show_follow_bar(self, text: Text) -> None:
         self.follow_bar = text
         if self._ready:
-            self.query_one("#following", Bar).update(text)
+            # A poll that lands while the app shuts down finds the screen's widgets gone.
+            for bar in self.query("#following").results(Bar):
+                bar.update(text)
 
     def watch_view(self, view: View) -> None:
         super().watch_view(view)
@@ -85,6 +92,51 @@ def presenter_settings(view: View) -> Text:
         return text
     text.append(view.settings.label().replace("  ", " "), style="bold")
     return text
+
+
+def _attendee() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry for this uid, no LOGNAME
+        return "you"
+
+
+class ForkConfirm(ModalScreen[str]):
+    """Before a fork runs anything: whose code it is and whose permissions it runs with. Returns
+    "run" (y), "copy" (c: write the file only, keep following) or "" (n, escape)."""
+
+    DEFAULT_CSS = """
+    ForkConfirm { align: center middle; }
+    ForkConfirm > Vertical { width: 78; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("y", "choose('run')", "fork and run"),
+        Binding("c", "choose('copy')", "copy only"),
+        Binding("n,escape", "choose('')", "cancel"),
+    ]
+
+    def __init__(self, run: PublishedRun, name: str) -> None:
+        super().__init__()
+        self.run_number = run.number
+        self.file_name = name
+
+    def compose(self) -> ComposeResult:
+        text = Text()
+        text.append(f"Fork run #{self.run_number}: run the presenter's code as {_attendee()}?\n\n", style="bold")
+        text.append(f"y copies the shown snippet to {self.file_name} and opens your own playground on it, ")
+        text.append("which runs that code at once, as you: with your files and your permissions. ", style="bold")
+        text.append("It is the presenter's code, not yours; read it in the Source pane first if unsure.\n\n")
+        text.append("y", style="bold")
+        text.append(" fork and run it   ")
+        text.append("c", style="bold")
+        text.append(" only write the copy   ")
+        text.append("n", style="bold")
+        text.append(" cancel")
+        with Vertical():
+            yield Static(text, id="fork-confirm")
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
 
 
 class FollowApp(App[Fork | None]):
@@ -103,12 +155,16 @@ class FollowApp(App[Fork | None]):
         poll_s: float = POLL_S,
         notice: str = "",
         stay_after_fork: bool = False,
+        confirm_run: bool = True,
     ) -> None:
         super().__init__()
         self.notice = notice
         #: Keep following after `p` and only say where the copy is: in a browser (`serve`) there
         #: is no terminal for the attendee's own playground to take over.
         self.stay_after_fork = stay_after_fork
+        #: Ask before a fork that will run the presenter's code (`ForkConfirm`); a fork that
+        #: only writes the copy (the browser, --no-play) runs nothing and does not ask.
+        self.confirm_run = confirm_run and not stay_after_fork
         self.reader = SessionReader(session)
         self.following = Following(str(session))
         self.directory = Path.cwd() if directory is None else directory
@@ -158,7 +214,12 @@ class FollowApp(App[Fork | None]):
             return
         self.following.presenter_is(news.presenter)
         self.following.add(news.runs)
-        self.following.problem = "; ".join(news.problems)
+        problems = news.problems
+        self.following.problem = problems[0] if len(problems) == 1 else ""
+        if len(problems) > 1:
+            self.following.problem = f"{len(problems)} entries skipped: {problems[0]} (and more)"
+        if problems:
+            self.notify("\n".join(problems[:3]), title="skipped", severity="warning", timeout=8)
         self._gone = self.following.presenter_gone
         self.show()
 
@@ -198,13 +259,25 @@ class FollowApp(App[Fork | None]):
         if run is None:
             self.notify("nothing to fork yet: the presenter has not run anything", severity="warning")
             return
+        if not self.confirm_run:
+            self._fork(run, "copy" if self.stay_after_fork else "run")
+            return
+        dest = fork_path(self.directory, run.snippet_name, run.number)
+        self.push_screen(ForkConfirm(run, dest.name), callback=lambda choice: self._fork(run, choice or ""))
+
+    def _fork(self, run: PublishedRun, choice: str) -> None:
+        """Write the copy of `run`, then ("run") exit for the playground to open, or ("copy")
+        say where it is and keep following; "" is a cancelled fork."""
+        if not choice:
+            self.notify("fork cancelled: nothing written, nothing run", timeout=4)
+            return
         dest = fork_path(self.directory, run.snippet_name, run.number)
         try:
             path = write_new_file(dest, run.source.encode("utf-8", "surrogateescape"))
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
             self.notify(f"could not write your copy: {exc}", severity="error", timeout=10)
             return
-        if self.stay_after_fork:
+        if choice == "copy":
             self.notify(
                 f"your copy of run #{run.number}: {path}\nopen it in your own playground: compile-playground {path.name}",
                 title="forked",
@@ -214,6 +287,6 @@ class FollowApp(App[Fork | None]):
         self.exit(Fork(path, run.settings, run.number))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if isinstance(self.screen, HistoryScreen) and action != "quit":
+        if isinstance(self.screen, (HistoryScreen, ForkConfirm)) and action != "quit":
             return False
         return True

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
 
 from rich.text import Text
 
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
 from playground.engine.textsafe import visible
-from tui.engine.intake import short_error, source_text, visible_report
+from tui.engine.intake import source_text, visible_report, visible_value
 from tui.keys.table import PANES
 from tui.panes.common import BAD, DIM, GOOD, WARN
 from tui.run.compare import since_previous
-from tui.run.results import is_good
+from tui.run.results import is_good, short_error
 from tui.run.view import RunState, View
 
 _PANE_TITLES = dict(PANES)
@@ -39,9 +40,15 @@ class Following:
         self.problem = ""
 
     def add(self, runs: tuple[PublishedRun, ...]) -> None:
-        """New runs, oldest first, made safe for the terminal once, here."""
+        """New runs, oldest first, made safe for the terminal once, here: every string the
+        presenter's folder gave (the report, the settings, the names) shown as text."""
         for run in runs:
-            safe = replace(run, report=visible_report(run.report), snippet_name=visible(run.snippet_name))
+            safe = replace(
+                run,
+                report=visible_report(run.report),
+                snippet_name=visible(run.snippet_name),
+                settings=visible_value(run.settings),
+            )
             self.runs.append(safe)
             self.history.add(safe.report, source_text(safe.source.encode("utf-8", "replace")), at=safe.at)
         if self.runs and (self.live or self.position < 0):
@@ -50,6 +57,8 @@ class Following:
     def presenter_is(self, presenter: PresenterState | None) -> None:
         if presenter is not None:
             self.seen_presenter = True
+            # The handshake goes to the top bar (torch version, device): as text, like the rest.
+            presenter = replace(presenter, hello=_visible_json(presenter.hello))
         self.presenter = presenter
 
     @property
@@ -137,5 +146,16 @@ class Following:
             if total and self.live:
                 text.append("  (you are live)", style=DIM)
         if self.problem:
-            text.append(f"  {self.problem}", style=WARN)
+            text.append(f"  {visible(self.problem)}", style=WARN)
         return text
+
+
+def _visible_json(value: Any) -> Any:
+    """A JSON value from the folder with every string, keys included, made visible."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible(str(k)): _visible_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_visible_json(v) for v in value]
+    return value

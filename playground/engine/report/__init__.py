@@ -35,7 +35,7 @@ from playground.engine.report.kernels import KernelsProfile, KernelTime, OpTime
 from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import PHASE_KEYS, CompilePhase, PhaseTotals
-from playground.engine.report.recompiles import Recompile
+from playground.engine.report.recompiles import GuardFailure, Recompile
 from playground.engine.report.run import Report
 from playground.engine.report.timings import Machine, Timings
 from playground.engine.report.wire import STRICT_ENV, Wire, WireTypeError, strict_by_default, wire
@@ -62,6 +62,7 @@ __all__ = [
     "GraphBreak",
     "GuardCost",
     "GuardDetail",
+    "GuardFailure",
     "GuardSet",
     "GuardWhatIf",
     "KernelTime",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.engine.report.wire import Wire
+from playground.engine.report.breaks import GraphBreak
+from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,12 @@ class RunError(Wire):
     message: str = ""
     line: int | None = None
     detail: str = ""
+    #: The graph break fullgraph=True refused, when that is what this error is: the run's
+    #: finding rather than a failure (the worker reads it from torch's text: capture/refusals.py).
+    refused: GraphBreak | None = wire(None, omit=absent_if_none("refused"))
+    #: torch's words naming the package a registered backend lacks (`Please install apache-tvm
+    #: to use the tvm backend`), when that is why the backend failed.
+    missing_package: str = wire("", omit=absent_if_empty("missing_package"))
 
     def one_line(self) -> str:
         where = f" (line {self.line})" if self.line else ""

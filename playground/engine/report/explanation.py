@@ -1,5 +1,5 @@
 """Why it recompiled, where each guard came from, the shape symbols, which entry ran each call
-(extension fields; explain.py builds them)."""
+(extension fields; the worker's capture/explain/ builds them)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,20 @@ class GuardDetail(Wire):
     code: str = ""
     note: str = ""
     internal: bool = False
+    #: How soon the guard can fail on the user's next change, lowest first: 0 a variable's
+    #: shape, dtype or value, 1 a module attribute's value, 2 the model's structure.
+    rank: int = 2
+    #: The guard as a person reads it (`x: float32 size=[2, 3]`, `net: type BertModel`);
+    #: absent when that is `check` itself (`shown` reads either).
+    short: str = wire("", omit=absent_if_empty("short"))
+    #: A module attribute's value guard without the module's path (`.p == 0.1`), so that the
+    #: same setting on many modules folds into one item; absent when there is none.
+    leaf: str = wire("", omit=absent_if_empty("leaf"))
+
+    @property
+    def shown(self) -> str:
+        """The guard as a person reads it."""
+        return self.short or self.check
 
 
 @dataclass(frozen=True)

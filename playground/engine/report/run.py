@@ -72,7 +72,7 @@ class Report(Wire):
     wall_s: float | None = None
     worker_restarted: bool = False
     worker_restart_reason: str = wire("", omit=absent_if_empty("worker_restart_reason"))
-    #: What each compile did: nodes, kernels, caches, config (issue 21; extension keys, absent
+    #: What each compile did: nodes, kernels, caches, config (extension keys, absent
     #: when empty so that a report without them prints as it always did).
     compile_anatomy: tuple[GraphAnatomy, ...] = wire((), omit=absent_if_empty("compile_anatomy"))
     #: The breaks grouped by site and torch's break type, with its hint category.

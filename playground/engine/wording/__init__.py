@@ -10,4 +10,5 @@ lays them out. A fact shown in every view is one function in one module of this 
 - `explained`: torch's explanations of recompiles: limits, which entry ran each call, shape
   symbols and specializations
 - `breaks`: graph break sites
+- `errors`: the run's error: a break fullgraph=True refused, a backend's missing package
 """

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from playground.engine import explain
 from playground.engine.report import CallEntry, Explanation, GuardSet
 from playground.worker import compat
+from playground.worker.capture import explain
 from playground.worker.capture.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
 
 #: The trace records that say how shapes were treated (symbols made, guards added, specialized).

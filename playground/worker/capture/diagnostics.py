@@ -17,7 +17,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
-from playground.worker.capture import anatomy, break_sites
+from playground.worker.capture import anatomy, break_sites, reasons
 from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
@@ -107,6 +107,8 @@ def _assemble(capture: RunCapture, *groups: Mapping[str, Any]) -> Diagnostics:
         compile_anatomy=anatomy.anatomy(capture.trace, capture.graphs, capture.backend_facts),
         break_sites=break_sites.break_sites(capture.records, capture.snippet_path),
     )
+    # The reasons read against the entries' guards: the two groups may come from different marks.
+    report = replace(report, recompiles=reasons.read(report.recompiles, report.guards))
     mark = _Mark(len(capture.records), len(capture.trace), len(capture.graphs), capture.guard_names())
     named = {"records": records, "dynamo": dynamo, "trace": trace}
     return Diagnostics(report, named, mark)

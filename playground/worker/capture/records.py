@@ -119,7 +119,7 @@ class RunCapture:
                 hits.append(f"{match.group('fn')} ({short}) hit {match.group('kind')} ({match.group('n')})")
         return hits
 
-    # --- why it recompiled (explain.py shapes these) ---------------------------------------
+    # --- why it recompiled (capture/explain/ shapes these) ----------------------------------
 
     def call_started(self, index: int, target: Any, args: tuple[Any, ...]) -> None:
         """Before call `index`: its arguments and the cache's front entry (call_entries)."""

@@ -11,7 +11,10 @@ saves, and an old copy in the template would hide the new one.
 Isolation ("same bytes, same report", ../shared/contract.md) holds because an import that would
 show in a later run is refused: the template compares torch's global state (default dtype, grad
 mode, threads, RNG states, deterministic and TF32 flags, Dynamo's, Inductor's and functorch's
-config) before and after, and probes that a forked child still runs a parallel op (an import must
+config) before and after, and what else a library may change at import that the next snippet
+would meet (import_effects: the environment, a patched attribute of torch's modules and their
+classes, torch's print options, a Python thread started, which a forked child would not have:
+the library's own calls then wait on a thread that is not there), and probes that a forked child still runs a parallel op (an import must
 not start an OpenMP pool: ../shared/TORCH_NOTES.md). When either fails, or the import hangs or
 raises, the template cannot take it back: it starts over (reexec.py) with that name on a skip
 list, so the runs import it themselves as a fresh process does.
@@ -149,6 +152,89 @@ def torch_state() -> dict[str, Any]:
     return state
 
 
+def _torch_modules() -> list[tuple[str, Any]]:
+    return [(n, m) for n, m in list(sys.modules.items()) if (n == "torch" or n.startswith("torch.")) and m is not None]
+
+
+def import_effects() -> dict[str, Any]:
+    """What an import can change beyond torch's global state that a later run would see: the
+    environment, the attributes of torch's modules and of the classes they define (a patched
+    `F.gelu`, `Tensor.__repr__`), torch's print options, and the threads (a forked child has
+    none of the template's but the one that forked: a library's worker thread is gone in it)."""
+    attributes: dict[str, int] = {}
+    for name, module in _torch_modules():
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in items:
+            attributes[f"{name}.{attr}"] = id(value)
+            # type(), not isinstance: a module attribute's __class__ may warn (reduce_op does).
+            if issubclass(type(value), type) and vars(value).get("__module__") == name:
+                for member, item in list(vars(value).items()):
+                    attributes[f"{name}.{attr}.{member}"] = id(item)
+    printing = sys.modules.get("torch._tensor_str")
+    options = getattr(printing, "PRINT_OPTS", None)
+    return {
+        "environ": dict(os.environ),
+        "attributes": attributes,
+        "modules": {name for name, _ in _torch_modules()},
+        "print_options": dict(vars(options)) if options is not None else {},
+        "threads": _threads(),
+    }
+
+
+def _threads() -> int:
+    """Python's threads: a library's code running beside the snippet's. A native thread torch
+    starts (its OpenMP pool, when an import runs a parallel op) is the fork probe's business:
+    torch's own pools start again in the child."""
+    import threading
+
+    return threading.active_count()
+
+
+def effects_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What changed between two import_effects(), in words: each environment variable and torch
+    attribute by name (a few), the print options, the threads started."""
+    out = []
+    env_before, env_after = before["environ"], after["environ"]
+    env = sorted(k for k in {*env_before, *env_after} if env_before.get(k) != env_after.get(k))
+    if env:
+        out.append("os.environ " + _few(env))
+    old = before["attributes"]
+    new_modules = after["modules"] - before["modules"]
+    patched = []
+    for key, ident in after["attributes"].items():
+        if key in old:
+            if old[key] != ident:
+                patched.append(key)
+        elif not _new_submodule(key, after["modules"], new_modules) and not key.startswith("torch.ops."):
+            # (torch.ops makes a namespace on first access: `torch.ops.transformers` is a lookup)
+            patched.append(key)
+    patched += [key for key in old if key not in after["attributes"]]
+    if patched:
+        out.append("torch attributes " + _few(sorted(patched)))
+    if before["print_options"] != after["print_options"]:
+        out.append("torch's print options")
+    if after["threads"] > before["threads"]:
+        out.append(f"the threads ({after['threads'] - before['threads']} started)")
+    return out
+
+
+def _new_submodule(key: str, modules: set[str], new_modules: set[str]) -> bool:
+    """An attribute an import of a torch submodule adds: the submodule on its package, or
+    anything inside a module that did not exist before."""
+    owner = key.rsplit(".", 1)[0]
+    while owner and owner not in modules:
+        owner = owner.rsplit(".", 1)[0] if "." in owner else ""
+    return owner in new_modules or key in modules
+
+
+def _few(names: list[str]) -> str:
+    shown = ", ".join(names[:4])
+    return f"({shown}{f' and {len(names) - 4} more' if len(names) > 4 else ''})"
+
+
 def after_run(
     request: WorkerRequest, channel: Channel, pending: list[WorkerRequest], drop_spare: Callable[[], None]
 ) -> None:
@@ -165,6 +251,7 @@ def after_run(
         return
     drop_spare()  # forked without them
     before = torch_state()
+    effects = import_effects()
     failed = ""
     capture = OutputCapture()
     try:
@@ -181,8 +268,12 @@ def after_run(
         failed = f"it printed {printed} bytes at import"
     loading.TEMPLATE_IMPORTS.update(module.split(".")[0] for module, _ in names)
     changed = [key for key, value in torch_state().items() if before.get(key) != value]
+    changed += effects_changed(effects, import_effects())
     if failed or changed or not warmup.fork_probe():
         why = failed or (f"it changes {', '.join(changed)}" if changed else "a forked child hangs after it")
+        # The successor inherits this environment: without what the library set in it.
+        os.environ.clear()
+        os.environ.update(effects["environ"])
         os.environ[SKIP_ENV] = ",".join(sorted(skipped() | {module.split(".")[0] for module, _ in names}))
         reexec.restart_unwarmed(
             channel,

@@ -24,7 +24,7 @@ import torch
 from playground.engine.report import Equivalence, GuardCost, GuardWhatIf, KernelsProfile, Report, RunError, Timings
 from playground.engine.settings import Settings
 from playground.worker import compat
-from playground.worker.capture import diagnostics
+from playground.worker.capture import diagnostics, refusals
 from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.process import memory
 from playground.worker.run import equivalence, guard_cost, guard_what_if, kernels_profile, loading, switches, timing
@@ -93,6 +93,8 @@ def run_experiment(
     finally:
         capturer.end()
         local_modules = scope.close()
+    # torch's text of the error read once, here: the refused break, the missing package.
+    error = refusals.read_error(error, request.settings.fullgraph)
     report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
     trace = diagnostics.trace_payload(capture) if request.trace else None
     return Outcome(_finish(report, ctx, started), trace, used_inductor=request.settings.backend == "inductor")
@@ -251,8 +253,7 @@ class Phases:
                 f"its own, and could not: {why}"
             )
         else:
-            initial = done.tracker.initial if done.tracker is not None else {}
-            self.equivalence = equivalence.check(ctx, done.records, eager, initial, loaded, references.float64)
+            self.equivalence = equivalence.check(ctx, done.records, eager, done.tracker, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).

@@ -34,10 +34,10 @@ from typing import Any
 
 import torch
 
-from playground.engine.explain import user_name
 from playground.engine.report import FilterPreview, GuardWhatIf
 from playground.engine.settings import Settings
 from playground.worker import compat
+from playground.worker.capture.explain import user_name
 from playground.worker.run import tensor_diff
 from playground.worker.run.calls import CallsDone, clone_args
 from playground.worker.run.context import RunContext

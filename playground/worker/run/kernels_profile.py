@@ -9,6 +9,13 @@ cached code: stripped) or `aten::<op>` for a library kernel, a direct child of
 `## Call CompiledFxGraph <fx key> ##`, whose key is the module's FX-graph cache key ("None" with
 the cache off: then the enclosing `Torch-Compiled Region: <compile id>` names the graph).
 Times are medians per call: means on a shared machine are ruined by one descheduling.
+
+A kernel's snippet lines come from the user stacks Inductor's provenance keeps per kernel. Those
+travel with the FX-graph cache entry, which keys on the graph, not the file: a copy of the
+snippet in another folder (every attendee's gallery copy) is served code whose stacks name the
+first copy. Then the kernel's Dynamo-graph nodes are looked up in this run's own graph, whose
+readable code marks each node with the snippet line that made it (only the innermost frame: a
+node made inside a helper in another file has no line there), and a note says so.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 from playground.engine.explain import snippet_line
 from playground.engine.report import KernelsProfile, KernelTime, OpTime, Timings
 from playground.worker import compat
-from playground.worker.capture.anatomy import ModuleInfo, modules
+from playground.worker.capture.anatomy import ModuleInfo, anatomy, modules
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.calls import CallsDone, clone_args
 
@@ -33,6 +40,11 @@ MIN_CALLS, MAX_CALLS = 5, 30
 EAGER_TOP = 8
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+#: In a GraphModule's readable code (print_readable, 2.13 and 2.14): the comment before the
+#: nodes one stack made, `# File: /x/snip.py:5 in fn, code: y = torch.sin(x) * 2`, then
+#: `sin: "f32[256]" = torch.sin(l_x_)`; any other comment ("No stacktrace found") ends it.
+_GRAPH_FILE = re.compile(r"^\s*# File: (.+):(\d+) in ")
+_GRAPH_NODE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s")
 
 
 def profile(
@@ -52,7 +64,14 @@ def profile(
     if len(compat.cache_entries(code)) != entries_before:
         notes.append("the profiled calls compiled again: the profile includes a recompile")
     found = modules(capture.trace, capture.graphs)
-    kernels, per_call = _kernels(events, found, capture.snippet_path)
+    node_lines = {g.index: graph_node_lines(g.code, capture.snippet_path) for g in capture.graphs}
+    served = {
+        (graph.graph, module.pass_)
+        for graph in anatomy(capture.trace, capture.graphs, capture.backend_facts)
+        for module in graph.modules
+        if "hit" in (module.fx_graph_cache, graph.aot_autograd_cache)
+    }
+    kernels, per_call, elsewhere = _kernels(events, found, capture.snippet_path, node_lines, served)
     eager_events = compat.profiled(lambda: target(*eager_args), calls, device, MARKER)
     eager_us = _median([e.time_range.elapsed_us() for e in eager_events if e.name == MARKER])
     compiled_us = per_call["call"]
@@ -62,6 +81,15 @@ def profile(
         )
         for k in kernels
     )
+    if elsewhere:
+        unmapped = sum(1 for k in kernels if not k.lines)
+        where = f"compiled from {elsewhere[0]}" + (f" and {len(elsewhere) - 1} more" if len(elsewhere) > 1 else "")
+        notes.append(
+            "Inductor's FX-graph cache served kernels "
+            f"{where} (its key is the graph, not the file): their lines are read from this run's own graph"
+            + (f", and {unmapped} kernel(s) have none there" if unmapped else "")
+            + "; --cold compiles afresh, with the stacks of this file"
+        )
     if not kernels:
         notes.append("no kernel events: this backend or device wrote none the profiler sees")
     if device.startswith("cuda"):
@@ -103,11 +131,36 @@ def _ancestors(event: Any) -> list[Any]:
     return out
 
 
+def graph_node_lines(code: str, snippet_path: str) -> dict[str, int]:
+    """Node name -> the snippet line that made it, from a Dynamo graph's readable code."""
+    found: dict[str, int] = {}
+    line: int | None = None
+    for text in code.splitlines():
+        marked = _GRAPH_FILE.match(text)
+        if marked:
+            line = snippet_line(marked.group(1), int(marked.group(2)), snippet_path)
+            continue
+        if text.lstrip().startswith("#"):
+            line = None
+            continue
+        node = _GRAPH_NODE.match(text)
+        if node and line is not None:
+            found.setdefault(node.group(1), line)
+    return found
+
+
 def _kernels(
-    events: list[Any], found: list[ModuleInfo], snippet_path: str
-) -> tuple[list[KernelTime], dict[str, float | None]]:
-    """Each kernel with its median time per call, and the medians per call of the whole call,
-    the regions, the cache lookups and all kernels."""
+    events: list[Any],
+    found: list[ModuleInfo],
+    snippet_path: str,
+    node_lines: dict[int, dict[str, int]],
+    served: set[tuple[int, str]],
+) -> tuple[list[KernelTime], dict[str, float | None], list[str]]:
+    """Each kernel with its median time per call, the medians per call of the whole call, the
+    regions, the cache lookups and all kernels, and the other files whose stacks the cache
+    served (see the module's docstring): only for a module the cache served (`served`: graph,
+    pass), since a target imported from another file has stacks that never pass through the
+    snippet either."""
     by_key = {m.key: m for m in found if m.key}
     forward = {m.compile_id: m for m in found if m.pass_ == "forward"}
     calls: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -150,12 +203,17 @@ def _kernels(
         "kernels": _median([calls[c].get("kernels", 0.0) for c in call_us]),
     }
     rows = []
+    elsewhere: dict[str, None] = {}
     for (graph, name), (module, _, kind) in order.items():
         us = _median([calls[c].get(f"k:{graph}:{name}", 0.0) for c in call_us])
-        ops, nodes, lines = _provenance(module, name, kind, snippet_path)
+        ops, nodes, lines, others = _provenance(module, name, kind, snippet_path)
+        if not lines and others and (graph, module.pass_) in served:
+            elsewhere.update(dict.fromkeys(others))
+            own = node_lines.get(graph, {})
+            lines = tuple(sorted({own[n] for n in nodes if n in own}))
         rows.append(KernelTime(graph, module.compile_id, name, kind, _round(us), None, ops, nodes, lines))
     rows.sort(key=lambda k: -(k.us or 0.0))
-    return rows, per_call
+    return rows, per_call, list(elsewhere)
 
 
 def _module_of(
@@ -173,8 +231,9 @@ def _module_of(
 
 def _provenance(
     module: ModuleInfo, name: str, kind: str, snippet_path: str
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]:
-    """The ATen ops, Dynamo-graph nodes and snippet lines behind one kernel of `module`."""
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], list[str]]:
+    """The ATen ops, Dynamo-graph nodes and snippet lines behind one kernel of `module`, and
+    the files whose stacks it holds instead of the snippet's (a cache entry of another copy)."""
     prefix = f"extern_kernels.{name}:" if kind == "extern" else f"{name}:"
     handles = [h for h in module.handles if h.startswith(prefix)]
     prov = module.provenance
@@ -182,13 +241,17 @@ def _provenance(
     ops = tuple(sorted({module.post_grad_ops.get(n, "") for n in post} - {""}))
     nodes = tuple(dict.fromkeys(p for n in post for p in prov.post_to_pre.get(n, [])))
     lines = set()
+    others: dict[str, None] = {}
     for h in handles:
         for stack in prov.stacks.get(h, []):
-            for file, line in _FILE_LINE.findall(stack):
-                found = snippet_line(file, int(line), snippet_path)
-                if found is not None:
-                    lines.add(found)
-    return ops, nodes, tuple(sorted(lines))
+            frames = _FILE_LINE.findall(stack)
+            found = {snippet_line(file, int(line), snippet_path) for file, line in frames} - {None}
+            lines.update(found)  # type: ignore[arg-type]
+            if frames and not found:
+                # A stack that never passes through the snippet: the compiled function's frame
+                # (the outermost) is another file's, whose compile the cache kept.
+                others[frames[0][0]] = None
+    return ops, nodes, tuple(sorted(lines)), list(others)
 
 
 def _eager_ops(events: list[Any], eager_us: float | None) -> tuple[OpTime, ...]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from playground.worker.run import built
+
 #: Parameters are followed only while the snippet's parameters stay under this size (two copies
 #: are kept: at load and at the last change); buffers and module-level tensors always are.
 MAX_PARAM_BYTES = 256 * 2**20
@@ -29,7 +31,8 @@ def _named_modules(namespace: dict[str, Any], target: Any) -> list[tuple[str, to
         found.append(("model" if namespace.get("model") is target else "fn", target))
         seen.add(id(target))
     for name, value in list(namespace.items()):
-        if name.startswith("__") or not isinstance(value, torch.nn.Module) or id(value) in seen:
+        # type(), not isinstance: isinstance reads a __class__ the snippet may make raise
+        if name.startswith("__") or not issubclass(type(value), torch.nn.Module) or id(value) in seen:
             continue
         seen.add(id(value))
         found.append((name, value))
@@ -61,6 +64,8 @@ class StateTracker:
         #: The values at load: the same on every side (the same bytes and seeds), so a tensor
         #: that only one side changes is compared with this on the other.
         self.initial = dict(self.last)
+        #: What this process built at load, for showing that every process built the same.
+        self.built = built.at_load(self.namespace, self.modules, self.initial)
 
     def _params(self) -> dict[str, torch.Tensor]:
         found: dict[str, torch.Tensor] = {}

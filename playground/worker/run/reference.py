@@ -36,7 +36,9 @@ from typing import Any, BinaryIO
 import torch
 
 from playground.engine.report import RunError
+from playground.worker.run import built as built_digests
 from playground.worker.run import loading
+from playground.worker.run.built import Built
 from playground.worker.run.calls import SideCall, as_call, call_side, clone_args, numbered, place_target
 from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, failure
@@ -54,6 +56,8 @@ class SideResult:
     """What a reference process saw: its calls by index, and how it ended."""
 
     calls: dict[int, SideCall] = field(default_factory=dict)
+    #: What the process built from the snippet (before widening anything): built.py.
+    built: Built | None = None
     #: The call whose forward or backward raised (the compiled calls stop there), else None.
     failed_call: int | None = None
     error: RunError | None = None
@@ -74,27 +78,32 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
     name = f"compile_playground_snippet_{request.id}{suffix}"
     scope = loading.SnippetScope(request.path, name, not request.warmup)
     float64 = side == "float64"
+    built: Built | None = None
     try:
         loaded = loading.prepare(ctx, loading.load(ctx, scope))
         place_target(ctx, loaded)
         if float64:
+            # What it built is read before widening: the same values as the other processes'.
+            built = StateTracker(loaded.module, loaded.target).built
             _widen(loaded)
         tracker = StateTracker(loaded.module, loaded.target)
+        built = built if float64 else tracker.built
         for index, raw in numbered(ctx, loaded):
             ctx.progress("reference", f"{side} call {index}", index)
             snapshot = clone_args(as_call(raw, index), request.settings.device)
+            if built is not None:
+                built.inputs[index] = built_digests.of_inputs(snapshot)
             try:
                 sink.call(call_side(ctx, index, snapshot, loaded.target, loaded, tracker, side, float64=float64))
             except RunFailure as exc:
-                sink.end(SideResult(failed_call=index, error=exc.error, complete=True))
+                sink.end(SideResult(failed_call=index, error=exc.error, complete=True, built=built))
                 return
-        sink.end(SideResult(complete=True))
+        sink.end(SideResult(complete=True, built=built))
     except RunFailure as exc:
-        sink.end(SideResult(error=exc.error, complete=True))
+        sink.end(SideResult(error=exc.error, complete=True, built=built))
     except Exception as exc:  # noqa: BLE001 - the reference's failure is reported, never raised
-        sink.end(
-            SideResult(error=failure("snippet", exc, request.path, f"the {side} reference raised").error, complete=True)
-        )
+        error = failure("snippet", exc, request.path, f"the {side} reference raised").error
+        sink.end(SideResult(error=error, complete=True, built=built))
     finally:
         scope.close()
 
