@@ -34,6 +34,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+import sys
 
 from playground.engine import scratch
 from playground.worker.process import procs
@@ -81,6 +82,12 @@ def main() -> None:
         template.serve()
     finally:
         leave()
+    # Everything below us is gone and the channel has said its last: no interpreter teardown for
+    # a client that waits on our exit (after a compile, torch's atexit hooks and module teardown
+    # took 2 to 4 s here, against 0.1 s for this exit).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

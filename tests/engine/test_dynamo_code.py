@@ -4,6 +4,7 @@ run itself never under depyf), on real workers."""
 from __future__ import annotations
 
 import re
+import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -255,3 +256,71 @@ def test_cancel_during_the_code_run_kills_its_child(snippet):
             request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False, passes=Passes(dynamo_code=True))
         ).report
         assert again.error is None and again.dynamo_code and w.client.hello.pid == template
+
+
+# --- where depyf cannot decompile: torch's own bytecode ------------------------------------------
+
+
+#: A data-dependent branch: Dynamo's code for `fn` swaps the stack (SWAP), which depyf 0.20 does
+#: not decompile on Python 3.12 and 3.13 (thuml/depyf#90, #86).
+BRANCH = """\
+import torch
+
+
+def fn(x):
+    y = torch.sin(x)
+    if y.sum() > 0:
+        return y * 2
+    return y - 1
+
+
+def inputs():
+    return [(torch.ones(8),)]
+"""
+
+
+def test_code_depyf_cannot_decompile_is_shown_as_torchs_bytecode(worker, tmp_path):
+    """Every transformed code is depyf's Python or, where depyf could not decompile it, the code
+    torch wrote, from its own bytecode hook, listed by dis; the note says so, warned. Never
+    depyf's bare 'Failed to decompile.'."""
+    pytest.importorskip("depyf", reason="depyf is not installed in this environment")
+    from playground.worker import compat
+    from playground.worker.dynamo_code import bytecode
+
+    path = tmp_path / "branch.py"
+    path.write_text(BRANCH)
+    report = run(worker, str(path), passes=Passes(dynamo_code=True))
+    assert report["error"] is None
+    transformed = [i for i in report["dynamo_code"] if i["kind"] == "transformed"]
+    assert "fn" in {i["function"] for i in transformed}
+    listed = [i for i in transformed if i["source"].startswith(bytecode.BYTECODE.split("(")[0])]
+    for item in transformed:
+        assert item in listed or "Failed to decompile" not in item["source"], item
+    for item in listed:
+        # dis's own columns: an offset and an opcode torch wrote, the call of the resume function
+        assert re.search(r"^\s+\d+\s+[A-Z_]+", item["source"], re.M), item["source"][:500]
+        assert "__resume_at_" in item["source"]
+    if listed:
+        assert "failed to decompile" in report["dynamo_code_note"]
+    version = tuple(int(p) for p in (compat.depyf_version() or "0").split(".")[:2])
+    if sys.version_info >= (3, 12) and version <= (0, 20):
+        assert listed, "depyf 0.20 decompiled fn on this Python: the fallback was not exercised"
+
+
+def test_a_frame_depyf_left_undecompiled_gets_its_bytecode():
+    from playground.worker.dynamo_code import bytecode
+
+    def fn(x):
+        return print(x)
+
+    items = [
+        {"name": "__transformed_code_0_for_fn", "kind": "transformed", "function": "fn", "entry": 0},
+        {"name": "__guard_0_for_fn", "kind": "guard", "function": "fn", "entry": 0, "source": "def g(): ...\n"},
+    ]
+    items[0]["source"] = depyf_dump.UNDECOMPILED + "    return 'Failed to decompile.'\n"
+    out, shown = bytecode.filled(items, [("fn", fn.__code__)])
+    assert shown == 1 and out[1] == items[1]
+    assert out[0]["source"].startswith("# the transformed bytecode as torch wrote it")
+    assert "LOAD_GLOBAL" in out[0]["source"] and "print" in out[0]["source"]
+    (only,) = bytecode.items_of([("fn", fn.__code__)])
+    assert (only["kind"], only["function"], only["entry"]) == ("transformed", "fn", 0)

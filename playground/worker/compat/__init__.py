@@ -32,7 +32,7 @@ from playground.worker.compat.cache_entries import (
     target_code,
 )
 from playground.worker.compat.config import ANATOMY_CONFIG_MODULES, CONFIG_MODULES, config_not_default
-from playground.worker.compat.depyf_dump import depyf_version, dynamo_code_dumped
+from playground.worker.compat.depyf_dump import depyf_version, dynamo_code_dumped, transformed_code_recorded
 from playground.worker.compat.guards import (
     GUARD_FILTERS,
     filter_entry_fields,
@@ -126,5 +126,6 @@ __all__ = [
     "trace_filenames",
     "trace_logger",
     "trace_string_table",
+    "transformed_code_recorded",
     "version_warning",
 ]

@@ -28,7 +28,7 @@ _BARE_TRANSFORMED = re.compile(r"^transformed_code_(?P<k>\d+)$")
 #: What the item's source says instead of depyf's bare docstring.
 UNDECOMPILED = "# depyf could not decompile this frame's transformed bytecode; its guard is below\n"
 #: torch names a resume function after the frame and the line of the break it resumes after.
-_RESUME_FRAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>\w+?)_at_(?P<line>\d+)$")
+RESUME_FRAME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>\w+?)_at_(?P<line>\d+)$")
 _KIND_ORDER = {"transformed": 0, "resume": 1, "guard": 2}
 
 
@@ -68,7 +68,7 @@ def parse_full_code(text: str) -> list[dict[str, Any]]:
             if _BARE_TRANSFORMED.match(name) or _BARE_GUARD.match(name):
                 frame = section_name
                 break
-        resume = _RESUME_FRAME.match(frame)
+        resume = RESUME_FRAME.match(frame)
         at_line = int(resume.group("line")) if resume else None
         for name, source in blocks:
             transformed = _TRANSFORMED.match(name) or _BARE_TRANSFORMED.match(name)

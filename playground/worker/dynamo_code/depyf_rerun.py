@@ -15,7 +15,7 @@ from typing import Any
 
 from playground.worker import compat
 from playground.worker.capture.records import Capturer, RunCapture
-from playground.worker.dynamo_code import depyf_dump
+from playground.worker.dynamo_code import bytecode, depyf_dump
 from playground.worker.run import loading, switches
 from playground.worker.run.calls import run_calls
 from playground.worker.run.context import Emit, RunContext
@@ -36,11 +36,13 @@ def collect(capturer: Capturer, request: WorkerRequest, emit: Emit) -> dict[str,
     scope = loading.SnippetScope(request.run.path, f"compile_playground_snippet_{request.id}", not request.warmup)
     directory = tempfile.mkdtemp(prefix="compile-playground-depyf-")
     stopped = ""
+    recorded: list[tuple[str, Any]] = []  # torch's own record of the code it wrote: the fallback
     try:
         with (
             compat.compile_caches_disabled(request.run.settings.cold),
             compat.deterministic_inductor_rng(),
             switches.applied(request.run.settings),
+            compat.transformed_code_recorded(recorded),
         ):
             loaded = loading.prepare(ctx, loading.load(ctx, scope))
             with compat.dynamo_code_dumped(directory):
@@ -56,9 +58,15 @@ def collect(capturer: Capturer, request: WorkerRequest, emit: Emit) -> dict[str,
         capturer.end()
         scope.close()
     try:
-        return {"items": depyf_dump.read_dump(directory, request.run.path), "note": note}
+        items, shown = bytecode.filled(depyf_dump.read_dump(directory, request.run.path), recorded)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+    if not items and recorded:  # depyf wrote nothing (it raised): torch's bytecode, each frame
+        items = bytecode.items_of(recorded)
+        shown = len(items)
+    if shown:
+        note += bytecode.note(shown, sum(1 for i in items if i["kind"] == "transformed"))
+    return {"items": items, "note": note}
 
 
 def _calls(ctx: RunContext, loaded: loading.Loaded, capture: RunCapture) -> str:

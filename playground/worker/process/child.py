@@ -95,8 +95,9 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
         if os.environ.get("COMPILE_PLAYGROUND_WARMUP", "1") != "0":
             from playground.worker import compat
 
-            used = warmup.warm(inherited.capturer, "eager", inherited.inductor_started)
-            inherited = replace(inherited, inductor_started=inherited.inductor_started or used)
+            if warmup.spare_experiment_wanted():
+                used = warmup.warm(inherited.capturer, "eager", inherited.inductor_started)
+                inherited = replace(inherited, inductor_started=inherited.inductor_started or used)
             with OutputCapture():
                 warmup.start_thread_pools()
             compat.clear_run_state()

@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import os
 import signal
+import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -98,3 +99,38 @@ def reap(pids: list[int]) -> None:
     for p in pids:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(p, os.WNOHANG)
+
+
+def compiler_output(pid: int) -> str | None:
+    """The file a compiler process writes (its `-o`), as an absolute path; None when it names none
+    or is gone. Read before it is killed: a compiler killed mid-write leaves that file truncated."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    for flag, value in zip(argv, argv[1:]):
+        if flag == b"-o" and value:
+            return os.path.join(cwd, os.fsdecode(value))
+    return None
+
+
+def wait_gone(pids: list[int], timeout: float) -> None:
+    """Until every one of `pids` has ended (reaped, or no longer in /proc), at most `timeout` s."""
+    deadline = time.monotonic() + timeout
+    left = list(pids)
+    while left and time.monotonic() < deadline:
+        reap(left)
+        left = [p for p in left if os.path.exists(f"/proc/{p}") and not _is_zombie(p)]
+        if left:
+            time.sleep(0.005)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2 :][:1] == b"Z"

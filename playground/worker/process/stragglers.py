@@ -3,8 +3,10 @@ killed run), killed while the template waits on its file descriptors. Worker-sid
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import tempfile
 import time
 from collections.abc import Callable, Collection
 
@@ -54,10 +56,27 @@ class Stragglers:
         procs.kill_all(left)
         procs.reap(left)
 
-    def settle(self) -> None:
-        """Let a compiler in its grace finish (or run out of time), then kill the rest."""
-        self.sweep(grace=True)
-        while self.deadline is not None and time.monotonic() < self.deadline:
-            time.sleep(0.05)
-            self.sweep(grace=True)
-        self.sweep()
+    def settle(self, cache_dir: str | None = None) -> None:
+        """Kill everything below us at once, a compiler too: the user is waiting to leave, and
+        a compiler's grace (STRAGGLER_GRACE_S) is three times what quitting may take. What a
+        killed compiler was writing inside Inductor's cache `cache_dir` (a truncated .so the
+        next start would load: "file too short"), or in the temp folder under its own `cc*`
+        names, is removed once it has ended."""
+        left = procs.descendants(os.getpid(), exclude=set(self.keep()))
+        outputs = [procs.compiler_output(p) for p in left if procs.is_compiler(p)]
+        self.deadline = None
+        procs.kill_all(left)
+        procs.wait_gone(left, timeout=0.2)
+        for path in outputs:
+            if path is not None and _compilers_own(path, cache_dir):
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+
+def _compilers_own(path: str, cache_dir: str | None) -> bool:
+    """Whether `path` is a file a killed compiler may be removed from: inside Inductor's cache,
+    or one of gcc's own temporary files. Never a file of the user's."""
+    real = os.path.realpath(path)
+    if cache_dir and real.startswith(os.path.realpath(cache_dir) + os.sep):
+        return True
+    return os.path.dirname(real) == os.path.realpath(tempfile.gettempdir()) and os.path.basename(real).startswith("cc")

@@ -99,3 +99,21 @@ def start_thread_pools() -> None:
 
     x = torch.ones(256, 256)
     torch.nn.functional.gelu(x @ x).sum()
+
+
+def spare_experiment_wanted() -> bool:
+    """Whether a spare child re-runs the warm-up experiment (0.5 s of CPU per spare, one spare
+    after every run; the rest of its warm-up, the thread pools and the heap, 0.1 s) to fault in
+    the template's pages its first compile would write. Not when the machine is busier than its
+    cores (a workshop server, a shared box): there the experiment mostly did not finish before
+    the next save came, and its spare was dropped unused (measured at a load of 12 on 2 cores:
+    5 of 9 spares, each 0.5 s of CPU, with saves 2.5 s apart), while the runs took as long
+    without it, within that machine's noise. COMPILE_PLAYGROUND_SPARE_WARMUP=experiment or
+    =pools decides it either way."""
+    asked = os.environ.get("COMPILE_PLAYGROUND_SPARE_WARMUP", "")
+    if asked in ("experiment", "pools"):
+        return asked == "experiment"
+    try:
+        return os.getloadavg()[0] < (os.cpu_count() or 1)
+    except OSError:
+        return True
