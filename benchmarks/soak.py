@@ -76,7 +76,7 @@ def main() -> None:
                     f"p90 {sorted(block)[int(len(block) * 0.9)] * 1e3:6.0f} ms  run's RSS {rss[-1]:.0f} MiB",
                     flush=True,
                 )
-        end_rss = _rss_of(worker.client.hello.get("pid") if worker.client.hello else None)
+        end_rss = _rss_of(worker.client.hello.pid if worker.client.hello else None)
     print(f"runs {len(latencies)} ({inductor_done} inductor), errors other than compile findings: {errors}")
     print(f"template RSS MiB: start {start_rss:.0f}  end {end_rss:.0f}")
     print(f"each run's child RSS MiB at its end: median {statistics.median(rss):.0f}  peak {max(rss):.0f}")

@@ -31,7 +31,7 @@ def test_the_worker_has_pipes_and_no_sockets(tmp_path):
     from playground.engine.sync import SyncWorker
 
     with SyncWorker() as worker:
-        pid = worker.start()["pid"]
+        pid = worker.start().pid
         kinds = set()
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:

@@ -3,7 +3,7 @@ value from the command line's flags (or the app's keys) to the worker.
 
 Each costs a run's worth of time or more (a profiler pass and a recompile with provenance, a
 second child under depyf, a recompile under a guard filter), so none runs by default. A new
-pass is a field here, its flag (playground/cli/flags.py), its key (tui/keys.py) and the
+pass is a field here, its flag (playground/cli/flags.py), its key (tui/keys/table.py) and the
 worker's pass; everything between carries this value whole, inside the run's request
 (playground/engine/run_request.py), whose wire spells each pass by its field's name. Torch-free.
 """
