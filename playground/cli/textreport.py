@@ -91,7 +91,8 @@ def _recompile_lines(report: Report) -> list[str]:
 def _call_and_shape_lines(report: Report) -> list[str]:
     ex = report.explanation
     lines: list[str] = []
-    if ex.calls and (report.recompiles or any(c.status != "cached" for c in ex.calls[1:])):
+    eventful = report.recompiles or any(c.status != "cached" for c in ex.calls[1:])
+    if (ex.calls and eventful) or explained.frame_lines(report):
         lines.append(f"{explained.CALLS_TITLE}:")
         lines += _indented(explained.call_lines(report))
     return lines + _indented(explained.shape_lines(report), indent="")

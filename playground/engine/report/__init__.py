@@ -17,6 +17,7 @@ from playground.engine.report.equivalence import VERDICTS, Comparison, Equivalen
 from playground.engine.report.error import RunError
 from playground.engine.report.explanation import (
     CallEntry,
+    DynamoFrames,
     EntryGuards,
     Explanation,
     GuardDetail,
@@ -55,6 +56,7 @@ __all__ = [
     "EntryGuardCount",
     "EntryGuards",
     "Equivalence",
+    "DynamoFrames",
     "Explanation",
     "FilterPreview",
     "Graph",

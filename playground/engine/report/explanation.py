@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.engine.report.wire import Wire, absent_if_empty, wire
+from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,18 @@ class CallEntry(Wire):
 
 
 @dataclass(frozen=True)
+class DynamoFrames(Wire):
+    """The Python frames Dynamo was handed over the calls (each cache miss of a compiled
+    function or of a resume function after a break) and how many it converted into its code."""
+
+    total: int = 0
+    converted: int = 0
+
+
+@dataclass(frozen=True)
 class Explanation(Wire):
     """Why it recompiled, where each guard came from, the shape symbols, which entry ran each
-    call; on the wire, six top-level keys of the report."""
+    call, the frames Dynamo was handed; on the wire, seven top-level keys of the report."""
 
     recompiles: tuple[RecompileDetail, ...] = wire((), key="recompile_details")
     limits: tuple[LimitDetail, ...] = wire((), key="recompile_limit_details")
@@ -141,3 +150,5 @@ class Explanation(Wire):
     symbols: tuple[ShapeSymbol, ...] = wire((), key="shape_symbols")
     specializations: tuple[Specialization, ...] = ()
     calls: tuple[CallEntry, ...] = wire((), key="call_entries")
+    #: Absent when the worker could not read them (an older report, torch's counters renamed).
+    frames: DynamoFrames | None = wire(None, key="dynamo_frames", omit=absent_if_none("frames"))

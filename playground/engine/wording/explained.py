@@ -85,9 +85,30 @@ def limit_lines(report: Report) -> tuple[Line, ...]:
 
 
 def call_lines(report: Report) -> tuple[Line, ...]:
-    """Which cache entry ran each call, an eager fallback marked bad and a cached one good."""
+    """Which cache entry ran each call, an eager fallback marked bad and a cached one good;
+    first, when Dynamo's frames say the calls ran eagerly however they looked, that."""
     tags = {"eager": BAD, "cached": GOOD}
-    return tuple(Line.of(c.summary, tag=tags.get(c.status, "")) for c in report.explanation.calls if c.summary)
+    calls = tuple(Line.of(c.summary, tag=tags.get(c.status, "")) for c in report.explanation.calls if c.summary)
+    return frame_lines(report) + calls
+
+
+def frame_lines(report: Report) -> tuple[Line, ...]:
+    """What Dynamo's frames say when they say something: it was handed none (nothing was
+    compiled), or it gave up on some (they ran eagerly). Frames converted into no graph at all
+    are the timing's note already ("no graph: ... eager with eager")."""
+    frames = report.explanation.frames
+    if frames is None or report.error is not None:
+        return ()
+    if frames.total == 0:
+        return (Line.of("Dynamo was handed no frame: nothing was compiled, every call ran eagerly", tag=BAD),)
+    gave_up = frames.total - frames.converted
+    if gave_up:
+        return (
+            Line.of(
+                f"Dynamo gave up on {gave_up} of the {frames.total} frames it was handed: they ran eagerly", tag=WARN
+            ),
+        )
+    return ()
 
 
 def shape_lines(report: Report) -> tuple[Line, ...]:

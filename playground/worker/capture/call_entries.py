@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from playground.engine.report import CallEntry, Explanation, GuardSet
+from playground.engine.report import CallEntry, DynamoFrames, Explanation, GuardSet
 from playground.worker import compat
 from playground.worker.capture import explain
 from playground.worker.capture.torchlog import COMPILE_ID, RECOMPILE_HEAD, LogRecord, hit_limit
@@ -135,6 +135,7 @@ def _explained(
         symbols=explain.shape_symbols(events, files, snippet_path),
         specializations=explain.specializations(events, files, snippet_path, details, guards),
         calls=tuple(replace(call, summary=explain.call_summary(call, details)) for call in calls),
+        frames=DynamoFrames(*compat.dynamo_frames()),
     )
 
 

@@ -67,12 +67,14 @@ from playground.worker.compat.run_state import (
     compile_caches_disabled,
     counters,
     deterministic_inductor_rng,
+    dynamo_frames,
     forget_compile_threads,
 )
 from playground.worker.compat.tracer import dynamo_tracing_at
 from playground.worker.compat.version import TESTED_VERSIONS, torch_version, version_warning
 
 __all__ = [
+    "dynamo_frames",
     "ANATOMY_CONFIG_MODULES",
     "ARTIFACTS",
     "ARTIFACT_ALIASES",

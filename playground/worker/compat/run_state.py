@@ -96,3 +96,11 @@ def cache_counts() -> dict[str, int]:
         "autograd_hit": int(aot.get("autograd_cache_hit", 0)),
         "autograd_miss": int(aot.get("autograd_cache_miss", 0)),
     }
+
+
+def dynamo_frames() -> tuple[int, int]:
+    """The Python frames Dynamo was handed since counters were cleared (every cache miss of a
+    compiled function, a resume function after a break included) and how many it converted;
+    the rest it gave up on, and they ran eagerly."""
+    frames = counters().get("frames", {})
+    return int(frames.get("total", 0)), int(frames.get("ok", 0))
