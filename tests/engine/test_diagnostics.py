@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from playground.engine.events import DiagnosticsEvent, ProgressEvent
 from playground.engine.settings import Settings
+from tests.requests import request_for
 
-from .conftest import EAGER, run, run_result
+from .conftest import EAGER, run
 
 PRINT_FIRST_LINE = """
 import torch
@@ -216,7 +217,7 @@ def test_break_in_helper_points_at_the_helper_line(worker, snippet):
 
 def test_progress_events_stream_before_the_report(worker, snippet):
     events = []
-    result = run_result(worker, snippet(SHAPES), EAGER, on_event=events.append)
+    result = worker.run(request_for(snippet(SHAPES), EAGER, timing=False), events.append)
     kinds = [type(e) for e in events]
     assert kinds.index(DiagnosticsEvent) < len(kinds)
     assert set(kinds) <= {ProgressEvent, DiagnosticsEvent}  # typed events only, never dicts

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.engine.passes import Passes
 from playground.engine.report import Report
 from playground.engine.settings import Settings
 from playground.worker.capture.anatomy import kernels_in
@@ -23,7 +24,9 @@ KERNELS_SHARE_OF_REGION = 0.4
 @pytest.mark.inductor
 def test_kernels_profile_of_the_fused_chain(worker):
     path = str(GALLERY / "fused_pointwise.py")
-    result = run_result(worker, path, Settings(backend="inductor"), timing=True, min_run_time=0.05, kernels=True)
+    result = run_result(
+        worker, path, Settings(backend="inductor"), timing=True, min_run_time=0.05, passes=Passes(kernels=True)
+    )
     report = result.report
     assert report.error is None
     profile = report.kernels_profile

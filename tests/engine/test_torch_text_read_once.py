@@ -27,7 +27,11 @@ ALLOWED = {
     ("playground/engine/settings.py", "(dynamo|inductor)(\\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}"): (
         "a config key the user wrote"
     ),
-    ("playground/engine/session.py", "^(\\d{6,})\\.json$"): "the session's own run file names",
+    ("playground/engine/session/folder_files.py", "^(\\d{6,})\\.json$"): "the session's own run file names",
+    ("playground/engine/session/folder_files.py", "[^\\w.-]+"): "a fork's file name, made safe from the presenter's",
+    ("playground/cli/servecmd.py", "<link[^>]*fonts\\.googleapis\\.com[^>]*>"): (
+        "textual-serve's own page, for the font stylesheet a room offline cannot load"
+    ),
     ("playground/engine/textsafe.py", "\\r\\n|[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]"): (
         "any text, for control characters before a terminal shows it"
     ),
