@@ -4,6 +4,8 @@ is left behind" (zombies, already dead and waiting to be reaped, do not count)."
 from __future__ import annotations
 
 import os
+import select
+import time
 
 
 def cmdline(pid: int) -> str:
@@ -34,3 +36,22 @@ def live_processes() -> list[tuple[int, str]]:
 
 def any_running(pattern: str) -> bool:
     return any(pattern in cmd for _, cmd in live_processes())
+
+
+def read_pty(fd: int, seconds: float, until: bytes = b"", *, poll_s: float = 0.1) -> bytes:
+    """What a pty's master side gives within `seconds`, stopping early at `until` or when the
+    program on the other side has gone (EIO, or end of file)."""
+    out, end = b"", time.monotonic() + seconds
+    while time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], poll_s)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the program has gone: EIO on the master side
+                break
+            if not chunk:
+                break
+            out += chunk
+            if until and until in out:
+                break
+    return out

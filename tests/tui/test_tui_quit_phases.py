@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import struct
 import subprocess
@@ -22,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.processes import read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The bound: from the key to the shell's prompt, on a machine with room (its load below its cores).
@@ -76,20 +77,7 @@ def inputs():
 
 
 def _read(fd: int, seconds: float, until: bytes = b"") -> bytes:
-    out, end = b"", time.monotonic() + seconds
-    while time.monotonic() < end:
-        ready, _, _ = select.select([fd], [], [], 0.02)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the app has gone: EIO on the master side
-                break
-            if not chunk:
-                break
-            out += chunk
-            if until and until in out:
-                break
-    return out
+    return read_pty(fd, seconds, until, poll_s=0.02)
 
 
 def _tree() -> dict[int, tuple[int, int, bytes]]:

@@ -7,36 +7,19 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import struct
 import subprocess
 import sys
 import termios
-import time
 from pathlib import Path
 
 import pytest
 from tui_fakes import FIXTURES
 
+from tests.processes import read_pty
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _read(fd: int, seconds: float, until: bytes = b"") -> bytes:
-    out, end = b"", time.monotonic() + seconds
-    while time.monotonic() < end:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the app has gone: EIO on the master side
-                break
-            if not chunk:
-                break
-            out += chunk
-            if until and until in out:
-                break
-    return out
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "SIGINT"])
@@ -56,10 +39,10 @@ def test_a_stop_signal_gives_the_terminal_back(tmp_path: Path, signum: int):
     )
     os.close(slave)
     try:
-        shown = _read(master, 120, until=b"done in")
+        shown = read_pty(master, 120, until=b"done in")
         assert b"done in" in shown, shown[-400:]
         app.send_signal(signum)
-        tail = _read(master, 30)
+        tail = read_pty(master, 30)
         assert app.wait(30) == 128 + signum
         assert b"\x1b[?1049l" in tail  # the alternate screen left
         assert b"\x1b[?1000l" in tail  # the mouse no longer reported

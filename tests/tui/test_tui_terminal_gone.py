@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import struct
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from tui_fakes import FIXTURES
+
+from tests.processes import read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,21 +61,6 @@ def _ours(tag: str) -> list[tuple[int, str]]:
         if needle in environ.split(b"\0") and state != "Z":
             found.append((int(entry), cmd))
     return found
-
-
-def _read(fd: int, seconds: float, until: bytes) -> bytes:
-    out, end = b"", time.monotonic() + seconds
-    while time.monotonic() < end and until not in out:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-    return out
 
 
 def _controlling_tty() -> None:
@@ -118,7 +104,7 @@ def test_the_terminal_going_away_ends_the_app_and_its_worker(
     os.close(slave)
     closed = False
     try:
-        shown = _read(master, 120, until)
+        shown = read_pty(master, 120, until)
         assert until in shown, shown[-400:]
         if keys:
             os.write(master, keys)
@@ -196,7 +182,7 @@ def test_a_stop_signal_ends_the_app_even_when_its_close_is_stuck(tmp_path: Path,
     os.close(slave)
     closed = False
     try:
-        shown = _read(master, 60, b"compiling")
+        shown = read_pty(master, 60, b"compiling")
         assert b"compiling" in shown, shown[-400:]
         assert len(_ours(tag)) == 2
         if terminal == "gone":
@@ -205,7 +191,7 @@ def test_a_stop_signal_ends_the_app_even_when_its_close_is_stuck(tmp_path: Path,
         app.send_signal(signal.SIGTERM)
         start = time.monotonic()
         # A terminal reads all the time: so does this one, while the app is kept.
-        tail = _read(master, 10, b"\x1b[?1049l\x1b[?25h") if terminal == "kept" else b""
+        tail = read_pty(master, 10, b"\x1b[?1049l\x1b[?25h") if terminal == "kept" else b""
         # Gone first, the hang-up may be what is noticed first: 128 + SIGHUP.
         codes = {128 + signal.SIGTERM} if terminal == "kept" else {128 + signal.SIGTERM, 128 + signal.SIGHUP}
         assert app.wait(10) in codes
@@ -250,11 +236,11 @@ def test_a_closed_input_ends_the_app(tmp_path: Path):
     os.close(slave)
     os.close(read_end)
     try:
-        shown = _read(master, 120, b"done in")
+        shown = read_pty(master, 120, b"done in")
         assert b"done in" in shown, shown[-400:]
         os.close(write_end)
         write_end = -1
-        _read(master, 5, b"\x1b[?1049l")  # a terminal keeps reading
+        read_pty(master, 5, b"\x1b[?1049l")  # a terminal keeps reading
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and _ours(tag):
             time.sleep(0.1)
