@@ -165,7 +165,9 @@ class WorkerClient:
         key = secrets.token_hex(16)
         # The worker is told the timeout it enforces: the request's, else this client's.
         sent = dataclasses.replace(request, flags=dataclasses.replace(request.flags, timeout_s=timeout))
-        await self.channel.send({"op": "run", "id": number, **sent.to_dict(), RUN_KEY: key})
+        # sent_mono: the save's waterfall starts here (one CLOCK_MONOTONIC with the worker's).
+        message = {"op": "run", "id": number, **sent.to_dict(), RUN_KEY: key, "sent_mono": time.monotonic()}
+        await self.channel.send(message)
         failures = RunFailures(self.channel, prepared.source.path, prepared.settings, stderr_mark, number)
         follow = _Follow(number, key, prepared.source.sha256, started)
         return await self._follow(follow, emit, failures, timeout)

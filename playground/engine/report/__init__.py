@@ -38,6 +38,7 @@ from playground.engine.report.output import Output
 from playground.engine.report.phases import PHASE_KEYS, CompilePhase, PhaseTotals
 from playground.engine.report.recompiles import GuardFailure, Recompile
 from playground.engine.report.run import Report
+from playground.engine.report.save_waterfall import INSIDE_PHASES, WATERFALL_PHASES, SaveWaterfall, WaterfallPhase
 from playground.engine.report.timings import Machine, Timings
 from playground.engine.report.wire import STRICT_ENV, Wire, WireTypeError, strict_by_default, wire
 from playground.engine.report.worker_info import WorkerInfo
@@ -84,6 +85,10 @@ __all__ = [
     "Specialization",
     "SymbolGuard",
     "Timings",
+    "SaveWaterfall",
+    "WaterfallPhase",
+    "WATERFALL_PHASES",
+    "INSIDE_PHASES",
     "Wire",
     "WireTypeError",
     "WorkerInfo",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from playground.engine.report.save_waterfall import SaveWaterfall
 from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
 
 
@@ -39,6 +40,9 @@ class Timings(Wire):
     #: The threads torch's CPU ops used while timing (torch.get_num_threads()): a speedup on 2
     #: threads says little about 32.
     threads: int | None = wire(None, omit=absent_if_none("threads"))
+    #: The save's waterfall: the run's phases from the client's request to the report
+    #: (save_waterfall.py). None (key absent) in reports that predate it.
+    save: SaveWaterfall | None = wire(None, omit=absent_if_none("save"))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TextIO
 
 from playground.engine.hello import WorkerHello
@@ -37,7 +38,8 @@ class Requests:
         run's message is read here, once, into the request every process of the run is given."""
         op = message.get("op")
         if op == "run":
-            self.pending.append(WorkerRequest.from_message(message))
+            request = WorkerRequest.from_message(message)
+            self.pending.append(replace(request, received_mono=time.monotonic()))
         elif op == "shutdown":
             self.shutdown = True
             return True

@@ -8,6 +8,7 @@ from typing import Any
 
 from playground.worker.run.failures import Cancelled
 from playground.worker.run.request import WorkerRequest
+from playground.worker.run.waterfall import Waterfall
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -28,6 +29,8 @@ class RunContext:
         self.current_call = 0
         #: What the run was doing last (a progress message), for errors that name the phase.
         self.doing = "loading the snippet"
+        #: The save's waterfall, marked at the run's phase boundaries (waterfall.py).
+        self.waterfall = Waterfall(request)
 
     def progress(self, phase: str, message: str, call: int | None = None) -> None:
         if self.cancelled():

@@ -153,6 +153,9 @@ def nothing_compiled(settings: Settings, report: Report) -> str | None:
 
 
 def _finish(report: Report, ctx: RunContext, started: float) -> Report:
+    if report.timings is not None:
+        ctx.waterfall.compile_inside_calls(report.compile_phase_totals)
+        report = replace(report, timings=replace(report.timings, save=ctx.waterfall.result()))
     return replace(report, notes=tuple(ctx.notes), duration_s=round(time.perf_counter() - started, 4), stage="complete")
 
 
@@ -222,18 +225,23 @@ class Phases:
     def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
         ctx = self.ctx
         t0 = time.perf_counter()
+        ctx.waterfall.begin("load")
         module = loading.load(ctx, scope)
+        ctx.waterfall.end("load")
         load_s = time.perf_counter() - t0
         # The reference loads the snippet only now: what its module-level code does once (write
         # a file, delete one) it does after the compiled run's load, always in that order.
         references.start()
         loaded = loading.prepare(ctx, module)
         t1 = time.perf_counter()
+        ctx.waterfall.begin("calls")
         try:
             done = run_calls(ctx, loaded, self.capture, Traced(ctx, self, base))
         except RunFailure as failure_:
             raise self._blamed(failure_, references) from None
         self.calls = len(done.records)
+        ctx.waterfall.end("calls")
+        ctx.waterfall.begin("diagnostics")
         self.phase_s = {"load": load_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)
         found = self.report(base)
@@ -242,8 +250,12 @@ class Phases:
             ctx.notes.append(note)
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        ctx.waterfall.end("diagnostics")
         t2 = time.perf_counter()
+        ctx.waterfall.begin("reference")
         eager = references.eager()  # long done, mostly: it ran while the calls compiled
+        ctx.waterfall.end("reference")
+        ctx.waterfall.begin("equivalence")
         if eager.error is not None and eager.failed_call is not None:
             raise RunFailure.of(eager.error)  # the target raised in eager too: the snippet's error
         if eager.error is not None or not eager.calls:
@@ -255,6 +267,7 @@ class Phases:
         else:
             self.equivalence = equivalence.check(ctx, done.records, eager, done.tracker, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
+        ctx.waterfall.end("equivalence")
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).
         self.diagnostics = diagnostics.refresh(self.capture, self.diagnostics)
@@ -267,6 +280,7 @@ class Phases:
             if self.on_timing_start is not None:
                 self.on_timing_start()
             t3 = time.perf_counter()
+            ctx.waterfall.begin("timing")
             graphs = len(self.capture.graphs)
             found = self.diagnostics.report
             frames = found.graph_count + found.graph_break_count
@@ -280,6 +294,7 @@ class Phases:
                     "so the steady state was never reached; the speedup measures recompiling"
                 )
             self.phase_s["timing"] = time.perf_counter() - t3
+            ctx.waterfall.end("timing")
         # After the timing, never inside it: the guard checks below are timed on their own.
         self.guard_cost = guard_cost.guard_cost(done, loaded.target, self.timings)
         if ctx.request.run.passes.kernels and ctx.settings.backend == "inductor":

@@ -54,6 +54,10 @@ class WorkerRequest:
     report_to: str = ""
     code_to: str = ""
     references: ReferenceProcesses | None = None
+    #: time.monotonic() when the client sent the request, and when the template read it (the
+    #: save's waterfall: run/waterfall.py); None when not known.
+    sent_mono: float | None = None
+    received_mono: float | None = None
 
     @classmethod
     def from_message(cls, message: Mapping[str, Any]) -> WorkerRequest:
@@ -76,6 +80,8 @@ class WorkerRequest:
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),
             references=ReferenceProcesses(**references) if isinstance(references, Mapping) else None,
+            sent_mono=_mono(message.get("sent_mono")),
+            received_mono=_mono(message.get("received_mono")),
         )
 
     def to_message(self) -> dict[str, Any]:
@@ -91,6 +97,8 @@ class WorkerRequest:
             "report_to": self.report_to,
             "code_to": self.code_to,
             "references": asdict(self.references) if self.references is not None else None,
+            "sent_mono": self.sent_mono,
+            "received_mono": self.received_mono,
         }
 
     def unsigned(self) -> WorkerRequest:
@@ -139,3 +147,10 @@ def _timeout(value: Any) -> float | None:
     if not math.isfinite(seconds) or seconds <= 0:
         return None
     return min(seconds, MAX_TIMEOUT_S)
+
+
+def _mono(value: Any) -> float | None:
+    """A monotonic time from a message, None when it is not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
