@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
-from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
+from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, save_waterfall, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line
@@ -122,6 +122,7 @@ def _timing_lines(report: Report) -> list[str]:
     lines.append(f"{timings.steady_words(t)}  {timings.speedup_line(report, t).text}")
     lines += _indented(timings.timing_notes(report, t))
     lines.append(f"  {timings.timed_words(report, t)}")
+    lines += save_waterfall.text_lines(report)
     return lines
 
 

@@ -15,6 +15,7 @@ from playground.engine.wording.line import Line
 from tui.panes.bars import BarChart, BarRow, bar
 from tui.panes.common import DIM, HEADING, absent, number, styled, styled_lines
 from tui.panes.fit import Fitted, WordTable
+from tui.panes.waterfall import waterfall_parts
 
 #: The kernel bars' width: a share of the call in eighths of these cells, the figures after it.
 KERNEL_BAR = 10
@@ -49,6 +50,7 @@ def render_timings(report: Report) -> RenderableType:
     parts.append(Text(timings.timed_words(report, t), style=DIM))
     if t.note:
         parts.append(Text(t.note, style=DIM))
+    parts += waterfall_parts(report)
     return Group(*parts, *inside)
 
 
