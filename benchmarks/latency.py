@@ -7,10 +7,18 @@ worker without isolation, and against the route people take today.
   as the first version ran them (fast, but runs leak state into each other).
 - snapshot/restore: the in-process route plus what recording and putting back the state a
   snippet can change costs (measured in the floor process on every save; see SNAPSHOT below).
-- floor: the same reset, load, compile and calls with the three log artifacts on, in a warm
-  process with no watcher, no pipe and no UI: what any warm tool must spend.
+- floor: torch's floor as docs/performance.md defines it (one definition for every benchmark):
+  per save, reset, load, compile and calls with the three log artifacts on, in a warm process
+  with no watcher, no pipe and no UI: what any warm tool must spend.
 - floor*: the floor with glibc's malloc set as the worker sets it in each run's child (freed
-  memory kept; playground/worker/process/memory.py), since any warm tool could do the same.
+  memory kept; playground/worker/process/memory.py): a variant printed beside it, never the
+  floor the ratios are judged by.
+
+The fork route runs with its timings on (--min-run-time 0.01, after the diagnostics line), so
+that its complete line carries the save's waterfall (`timings.save`): the median of each phase
+over the saves is printed after the ratios, with "client" (the file event to the request, and
+the diagnostics event to its line) worked out on the benchmark's clock (time.monotonic:
+CLOCK_MONOTONIC, the worker's too).
 - cold: a fresh `python` with TORCH_LOGS=graph_breaks,recompiles,guards: today's route.
 
 All are interleaved in one run (the machine is shared and noisy) and their ratios printed.
@@ -159,11 +167,13 @@ class Floor:
 
 
 class WarmRoute:
-    def __init__(self, path: Path, isolation: str = "fork") -> None:
+    def __init__(self, path: Path, isolation: str = "fork", waterfall: bool = False) -> None:
         self.path = path
         env = dict(os.environ, COMPILE_PLAYGROUND_ISOLATION=isolation)
+        # The waterfall rides on the timings: on, briefly, after the diagnostics line.
+        timing = ["--min-run-time", "0.01"] if waterfall else ["--no-timing"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "playground", "watch", str(path), "--json-lines", "--no-timing"],
+            [sys.executable, "-m", "playground", "watch", str(path), "--json-lines", *timing],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -179,7 +189,7 @@ class WarmRoute:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             with self.cond:
-                self.lines.append((time.perf_counter(), json.loads(line)))
+                self.lines.append((time.monotonic(), json.loads(line)))
                 self.cond.notify_all()
 
     def wait_for(self, sha: str, stage: str, timeout: float = 120) -> tuple[float, dict]:
@@ -194,23 +204,56 @@ class WarmRoute:
                     raise TimeoutError(f"no {stage} line for {sha[:8]}")
                 self.cond.wait(left)
 
-    def save(self, text: str) -> tuple[float, float, dict]:
-        """Save atomically (as editors do); return (save->diagnostics s, worker torch time s, line)."""
+    def save(self, text: str) -> tuple[float, float, dict, dict]:
+        """Save atomically (as editors do); return (save->diagnostics s, worker torch time s, the
+        diagnostics line, the save's waterfall in ms or {})."""
         import hashlib
 
         sha = hashlib.sha256(text.encode()).hexdigest()
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(text)
-        start = time.perf_counter()
+        start = time.monotonic()
         os.replace(tmp, self.path)
         t, diag = self.wait_for(sha, "diagnostics")
-        self.wait_for(sha, "complete")
+        _, complete = self.wait_for(sha, "complete")
         phases = diag.get("phase_s") or {}
-        return t - start, phases.get("load", 0.0) + phases.get("calls", 0.0), diag
+        return t - start, phases.get("load", 0.0) + phases.get("calls", 0.0), diag, waterfall_ms(complete, start, t)
 
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+
+#: The waterfall's columns in the order of a save: the client's part before the request, the
+#: worker's phases (timings.save), the client's part after the diagnostics event.
+WATERFALL = (
+    "client",
+    "request",
+    "fork",
+    "load",
+    "trace",
+    "backend",
+    "calls",
+    "diagnostics",
+    "reference",
+    "equivalence",
+)
+
+
+def waterfall_ms(complete: dict, saved: float, line_at: float) -> dict[str, float]:
+    """The save's waterfall in ms by phase: the worker's (the report's `timings.save`, from the
+    client's send) and "client": the save to its diagnostics line less the worker's part (from
+    the send to the diagnostics event sent), i.e. the file event to the send (the watcher's
+    debounce, reading and hashing the file) plus the event's way to the line (pipe, parse, print);
+    the two are not told apart."""
+    save = (complete.get("timings") or {}).get("save") or {}
+    phases = {p["name"]: p for p in save.get("phases") or ()}
+    if save.get("origin") != "sent" or "diagnostics" not in phases:
+        return {}
+    out = {name: p["duration_ms"] for name, p in phases.items()}
+    worker_ms = phases["diagnostics"]["start_ms"] + phases["diagnostics"]["duration_ms"]
+    out["client"] = max((line_at - saved) * 1e3 - worker_ms, 0.0)
+    return out
 
 
 def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
@@ -221,7 +264,7 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
         for path in paths.values():
             path.parent.mkdir()
             path.write_text(textwrap.dedent(SNIPPET.format(backend=backend, n=0)))
-        routes = {name: WarmRoute(paths[name], name) for name in ("fork", "none")}
+        routes = {name: WarmRoute(paths[name], name, waterfall=name == "fork") for name in ("fork", "none")}
         floor, tuned = Floor(), Floor(TUNED_MALLOC)
         try:
             for name, route in routes.items():
@@ -230,15 +273,18 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
             tuned.run(paths["floor"], backend)
             lat: dict[str, list[float]] = {"fork": [], "none": [], "floor": [], "tuned": [], "snapshot": [], "cold": []}
             overhead: list[float] = []
+            waterfalls: list[dict[str, float]] = []
             # Interleave the routes so that machine noise hits them alike.
             for i in range(max(saves, colds)):
                 text = textwrap.dedent(SNIPPET.format(backend=backend, n=i + 1))
                 if i < saves:
                     for name, route in routes.items():
-                        latency, in_torch, diag = route.save(text)
+                        latency, in_torch, diag, waterfall = route.save(text)
                         lat[name].append(latency)
                         if name == "fork":
                             overhead.append(latency - in_torch)
+                            if waterfall:
+                                waterfalls.append(waterfall)
                     paths["floor"].write_text(text)
                     run_s, snapshot_s = floor.run(paths["floor"], backend)
                     lat["floor"].append(run_s)
@@ -262,6 +308,9 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
         "overhead_ms": statistics.median(overhead) * 1e3,
         "graphs": diag["graph_count"],
         "breaks": diag["graph_break_count"],
+        "waterfall": {
+            k: statistics.median(w.get(k, 0.0) for w in waterfalls) for k in WATERFALL if waterfalls
+        },
     }
 
 
@@ -277,8 +326,10 @@ def main() -> None:
         f"{'backend':<9} {'fork':>7} {'in-proc':>8} {'snap/rst':>9} {'floor':>7} {'floor*':>7} {'cold':>7} "
         f"{'fork/in-proc':>12} {'fork/floor':>10} {'fork/floor*':>11} {'cold/fork':>9}  overhead  graphs/breaks"
     )
+    results = []
     for backend in args.backends.split(","):
         r = measure(backend, args.saves, args.cold)
+        results.append((backend, r))
         print(
             f"{backend:<9} {r['fork_s'] * 1e3:>5.0f}ms {r['none_s'] * 1e3:>6.0f}ms {r['snapshot_s'] * 1e3:>7.0f}ms "
             f"{r['floor_s'] * 1e3:>5.0f}ms {r['tuned_s'] * 1e3:>5.0f}ms {r['cold_s']:>6.2f}s "
@@ -287,6 +338,20 @@ def main() -> None:
             f"{r['overhead_ms']:>6.0f}ms  {r['graphs']}/{r['breaks']}",
             flush=True,
         )
+    print_waterfalls(results)
+
+
+def print_waterfalls(results: list[tuple[str, dict]]) -> None:
+    """The fork route's save waterfall, median ms per phase over the saves ("trace" and
+    "backend" lie inside "calls")."""
+    print("\nthe fork route's save waterfall: median ms per phase (trace and backend are inside calls)")
+    print(f"{'backend':<9} " + " ".join(f"{k:>{max(len(k), 6)}}" for k in WATERFALL))
+    for backend, r in results:
+        w = r["waterfall"]
+        if not w:
+            print(f"{backend:<9} (no waterfall: the worker sent none)")
+            continue
+        print(f"{backend:<9} " + " ".join(f"{w.get(k, 0.0):>{max(len(k), 6)}.1f}" for k in WATERFALL))
 
 
 if __name__ == "__main__":
