@@ -9,7 +9,8 @@ Dynamo's trace here). On one warm worker, each save prints:
   sent as soon as Dynamo hands a graph to the backend, before Inductor compiles it);
 - diagnostics: from the request to the "diagnostics" report (every call has run, compiled);
 - Dynamo's trace: torch's own compile metrics for the frames traced up to that break
-  (`dynamo_s` of the first graph), the floor for seeing the break at all.
+  (`dynamo_s` of the first graph), a lower bound for seeing the break at all (not torch's
+  floor, which docs/performance.md defines once for every benchmark).
 
     python benchmarks/first_break.py [--saves 3] [--backend inductor]
 """

@@ -6,7 +6,7 @@ preimport.py) and without (each run's child importing them again, as before).
   save and prints the diagnostics line; each run is a child forked from the template, which has
   imported the snippet's installed packages after the first run.
 - watch, no preimport: the same with COMPILE_PLAYGROUND_PREIMPORT=0: every run imports them.
-- floor (the definition used beside every figure here): a warm Python process that imported
+- floor: torch's floor as docs/performance.md defines it for every benchmark: a warm Python process that imported
   torch and the snippet's libraries once (the same `import` statements, run once before the
   first save) and has run the snippet once; then, per save: `torch._dynamo.reset()`, the
   snippet's source executed as a fresh module (load), `torch.compile` of its target (`fn` when
