@@ -308,9 +308,7 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
         "overhead_ms": statistics.median(overhead) * 1e3,
         "graphs": diag["graph_count"],
         "breaks": diag["graph_break_count"],
-        "waterfall": {
-            k: statistics.median(w.get(k, 0.0) for w in waterfalls) for k in WATERFALL if waterfalls
-        },
+        "waterfall": {k: statistics.median(w.get(k, 0.0) for w in waterfalls) for k in WATERFALL if waterfalls},
     }
 
 

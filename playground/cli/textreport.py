@@ -7,7 +7,16 @@ from collections.abc import Iterable
 
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
-from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, save_waterfall, timings
+from playground.engine.wording import (
+    breaks,
+    compiled,
+    errors,
+    explained,
+    guard_what_if,
+    phases,
+    save_waterfall,
+    timings,
+)
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording.line import Line, at_line

@@ -207,9 +207,11 @@ def test_what_the_client_sends_is_what_the_workers_run_reads_and_the_hello_is_on
         report = worker.run(request).report
         hello = worker.client.hello
     assert report.error is None, report.error
-    # The client's wire: its own fields around the request's, nothing else.
+    # The client's wire: its own fields around the request's (sent_mono: its send time, where
+    # the save's waterfall starts), nothing else.
     (run,) = [m for m in sent if m.get("op") == "run"]
-    assert {k: v for k, v in run.items() if k not in ("op", "id", "key")} == request.to_dict()
+    assert isinstance(run["sent_mono"], float)
+    assert {k: v for k, v in run.items() if k not in ("op", "id", "key", "sent_mono")} == request.to_dict()
     # The run's child read it back as the very request the front end made.
     line = next(line for line in report.output.text.splitlines() if line.startswith("REQUESTS "))
     seen = [RunRequest.from_dict(json.loads(one), strict=True) for one in json.loads(line.removeprefix("REQUESTS "))]
