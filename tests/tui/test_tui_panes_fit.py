@@ -45,6 +45,7 @@ SNIPPETS = {
     "equivalence_fail": FIXTURES / "bf16_sum.py",
     "fullgraph_refusal": FIXTURES / "branch.py",
     "fused_pointwise": ROOT / "snippets/fused_pointwise.py",
+    "fused_pointwise_waterfall": FIXTURES / "fused_pointwise.py",
     "recompile_limit": FIXTURES / "lr_schedule.py",
     "why_recompile_lr": ROOT / "snippets/lr_float_static.py",
 }
