@@ -16,7 +16,9 @@ preimport.py) and without (each run's child importing them again, as before).
   any warm tool must spend to produce the same diagnostics.
 
 The three are interleaved in one run (the machine is shared and noisy); medians and ratios are
-printed side by side. The goal: watch within 1.2x of the floor.
+printed side by side, then watch's save waterfall (median ms per phase, as latency.py prints it;
+watch runs with its timings on briefly after the diagnostics line so that its report carries it).
+The goal: watch within 1.2x of the floor.
 
     python benchmarks/models_latency.py [--saves 5] [--snippet snippets/models/llama.py]
 """
@@ -34,7 +36,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from latency import WarmRoute  # noqa: E402 - the same watch driver as benchmarks/latency.py
+from latency import WATERFALL, WarmRoute, print_waterfalls  # noqa: E402 - the same watch driver as latency.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,7 +118,9 @@ def main() -> None:
         os.environ["COMPILE_PLAYGROUND_PREIMPORT"] = "0"
         plain = WarmRoute(paths["no_preimport"])
         del os.environ["COMPILE_PLAYGROUND_PREIMPORT"]
-        routes = {"watch": WarmRoute(paths["watch"]), "no_preimport": plain}
+        # watch times briefly after its diagnostics line, so that its report carries the waterfall.
+        routes = {"watch": WarmRoute(paths["watch"], waterfall=True), "no_preimport": plain}
+        waterfalls: list[dict[str, float]] = []
         floor = Floor(imports_of(source))
         try:
             for name, route in routes.items():
@@ -126,8 +130,10 @@ def main() -> None:
             for i in range(args.saves):  # interleaved, so that machine noise hits all alike
                 text = edited(source, i + 1)
                 for name, route in routes.items():
-                    latency, _, diag = route.save(text)
+                    latency, _, diag, waterfall = route.save(text)
                     lat[name].append(latency)
+                    if name == "watch" and waterfall:
+                        waterfalls.append(waterfall)
                 paths["floor"].write_text(text, encoding="utf-8")
                 lat["floor"].append(floor.run(paths["floor"], backend, target))
         finally:
@@ -146,6 +152,8 @@ def main() -> None:
         f"{diag.get('graph_count')}/{diag.get('graph_break_count')}"
     )
     print("each save (s):", {name: [round(v, 2) for v in values] for name, values in lat.items()})
+    median = {k: statistics.median(w.get(k, 0.0) for w in waterfalls) for k in WATERFALL} if waterfalls else {}
+    print_waterfalls([(backend, {"waterfall": median})])
 
 
 if __name__ == "__main__":
