@@ -10,7 +10,8 @@ from playground.engine.report.wire import Wire, absent_if_none, wire
 
 #: The phases in the order a run meets them. "request" (the client's send to the template's
 #: receipt) and "fork" (receipt to the run's start in its child, or the spare child's handover)
-#: happen before the run; "trace" (Dynamo) and "backend" (the backend's compile) lie inside
+#: happen before the run ("fork" also holds any wait behind a run still going, and for the spare
+#: child its wait to be ready); "trace" (Dynamo) and "backend" (the backend's compile) lie inside
 #: "calls" and are torch's own compile metrics summed over the calls, laid end to end from the
 #: calls' start; "diagnostics" is reading them and sending the first-findings event; then the
 #: wait for the eager "reference", "equivalence" and "timing".
