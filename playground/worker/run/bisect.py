@@ -1,0 +1,213 @@
+"""A bisection: torch's compiler bisector with the playground's verdict as its test.
+
+Run as `python -m playground.worker.run.bisect SNIPPET [--config KEY=JSON]...`; it writes JSON
+lines on stdout (its channel): `progress` events, then one `result`. The bisector's own prints
+go elsewhere. Each step of the bisection is a fresh process, forked from this driver (which has
+imported torch but never run an op), that loads the snippet, calls it eagerly and compiled with
+Inductor, and compares values and gradients with the snippet's tolerance.
+
+What the step's verdict is: every call's output leaves (and, when the output has a gradient,
+the parameters' and inputs' gradients of its sum) allclose under `tolerances.tolerance_for`
+with the snippet's TOLERANCE. Unlike a run, Inductor is not given `fallback_random=True` here:
+the bisection is about torch.compile as a plain script gets it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import sys
+import tempfile
+from typing import Any
+
+#: Each subsystem whose fix is a config switch, in --config's syntax.
+WORKAROUNDS: dict[str, dict[str, Any]] = {
+    "fallback_random": {"inductor.fallback_random": True},
+    "emulate_precision_casts": {"inductor.emulate_precision_casts": True},
+    "layout_optimization": {"inductor.layout_optimization": False},
+    "comprehensive_padding": {"inductor.comprehensive_padding": False},
+}
+#: Subsystems that are Inductor's passes, turned off by name.
+PASS_SUBSYSTEMS = ("joint_graph_passes", "post_grad_passes", "pre_grad_passes")
+
+
+def workaround(backend: str, subsystem: str | None, debug_info: str | None) -> dict[str, Any] | None:
+    name = subsystem.removeprefix("inductor_") if subsystem else None
+    if name in WORKAROUNDS:
+        return {"config": dict(WORKAROUNDS[name])}
+    if subsystem in PASS_SUBSYSTEMS and debug_info:
+        return {"config": {"inductor.disabled_passes": debug_info}}
+    return None
+
+
+def _apply_config(config: dict[str, Any]) -> None:
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    for key, value in config.items():
+        module, _, name = key.partition(".")
+        target = torch._inductor.config if module == "inductor" else torch._dynamo.config
+        setattr(target, name, value)
+
+
+def _tensors(value: Any) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
+
+
+def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list[list[Any]]:
+    """Each call's output tensors, then its gradients (params and tensor args), detached."""
+    import torch
+
+    calls = []
+    model = module.get("model")
+    params = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    torch.manual_seed(1)
+    for index, args in enumerate(module["inputs"]()):
+        args = args if isinstance(args, tuple) else (args,)
+        args = tuple(a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args)
+        for p in params:
+            p.grad = None
+        torch.manual_seed(seed + index)
+        out = compiled(*args)
+        leaves = _tensors(out)
+        grads: list[Any] = []
+        floats = [t for t in leaves if t.requires_grad and t.is_floating_point()]
+        if floats:
+            sum(t.sum() for t in floats).backward()
+            grads = [p.grad for p in params] + [a.grad for a in args if isinstance(a, torch.Tensor)]
+        calls.append([t.detach().clone() for t in leaves] + [g.detach().clone() if g is not None else None for g in grads])
+    return calls
+
+
+def _agree(eager: list[list[Any]], compiled: list[list[Any]], tolerance: dict[str, float] | None) -> bool:
+    import torch
+
+    from playground.worker.run.tolerances import tolerance_for
+
+    if len(eager) != len(compiled):
+        return False
+    for e_call, c_call in zip(eager, compiled, strict=True):
+        if len(e_call) != len(c_call):
+            return False
+        for e, c in zip(e_call, c_call, strict=True):
+            if e is None or c is None:
+                if e is not c:
+                    return False
+                continue
+            if e.shape != c.shape or e.dtype != c.dtype:
+                return False
+            rtol, atol = tolerance_for(e.dtype, tolerance)
+            if not torch.allclose(e.double(), c.double(), rtol=rtol, atol=atol, equal_nan=True):
+                return False
+    return True
+
+
+def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) -> bool:
+    """In this process: True when eager and compiled (Inductor) agree."""
+    import torch
+
+    from playground.worker.run.tolerances import validate_tolerance
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(snippet)))
+    torch.manual_seed(0)
+    module = runpy.run_path(snippet, run_name="__snippet__")
+    settings = dict(module.get("SETTINGS") or {})
+    merged = dict(settings.get("config") or {})
+    merged.update(config)
+    _apply_config(merged)
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
+    eager = _side(module, target, target, 7)
+    if not compiled_side:
+        return True
+    kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
+    compiled_fn = torch.compile(target, backend="inductor", **kwargs)
+    compiled = _side(module, target, compiled_fn, 7)
+    return _agree(eager, compiled, tolerance)
+
+
+def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool:
+    """The verdict in a fresh process forked from here: 1 byte back on a pipe."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        ok = False
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            ok = verdict(snippet, config)
+        except BaseException:  # a step that raises is a failing step, as for torch's own tests
+            ok = False
+        finally:
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+    os.close(write)
+    children.append(pid)
+    try:
+        data = os.read(read, 1)
+        os.waitpid(pid, 0)
+    finally:
+        children.remove(pid)
+        os.close(read)
+    return data == b"1"
+
+
+def main(argv: list[str]) -> int:
+    snippet = argv[0]
+    config: dict[str, Any] = {}
+    for i, arg in enumerate(argv):
+        if arg == "--config":
+            key, _, raw = argv[i + 1].partition("=")
+            config[key] = json.loads(raw)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # the bisector (and the snippet) print to stdout: never onto our channel
+    children: list[int] = []
+
+    def stop(signum: int, _frame: Any) -> None:
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+    def send(obj: dict[str, Any]) -> None:
+        channel.write(json.dumps(obj) + "\n")
+
+    steps = [0]
+    if _fresh_verdict(snippet, config, children):
+        send({"event": "result", "bisection": None, "reason": "eager and compiled (inductor) agree", "steps": 1})
+        return 0
+
+    from playground.worker import compat
+
+    def test() -> bool:
+        steps[0] += 1
+        send({"event": "progress", "steps": steps[0], **compat.bisect_progress()})
+        return _fresh_verdict(snippet, config, children)
+
+    with tempfile.TemporaryDirectory(prefix="compile-playground-bisect-") as state:
+        found = compat.bisect_in(state, test)
+    if found is None:
+        send({"event": "result", "bisection": None, "reason": "the failure did not reproduce under the bisector", "steps": steps[0]})
+        return 0
+    found["line"] = None
+    found["workaround"] = workaround(found["backend"], found["subsystem"], found["debug_info"])
+    found["steps"] = steps[0]
+    found["first_diverging_op"] = None
+    send({"event": "result", "bisection": found})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
