@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import shutil
 import signal
 import sys
 import tempfile
@@ -168,6 +169,7 @@ def main(argv: list[str]) -> int:
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the bisector (and the snippet) print to stdout: never onto our channel
     children: list[int] = []
+    state = tempfile.mkdtemp(prefix="compile-playground-bisect-")
 
     def stop(signum: int, _frame: Any) -> None:
         for pid in list(children):
@@ -176,6 +178,7 @@ def main(argv: list[str]) -> int:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+        shutil.rmtree(state, ignore_errors=True)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
@@ -186,6 +189,7 @@ def main(argv: list[str]) -> int:
 
     steps = [0]
     if _fresh_verdict(snippet, config, children):
+        shutil.rmtree(state, ignore_errors=True)
         send({"event": "result", "bisection": None, "reason": "eager and compiled (inductor) agree", "steps": 1})
         return 0
 
@@ -196,8 +200,10 @@ def main(argv: list[str]) -> int:
         send({"event": "progress", "steps": steps[0], **compat.bisect_progress()})
         return _fresh_verdict(snippet, config, children)
 
-    with tempfile.TemporaryDirectory(prefix="compile-playground-bisect-") as state:
+    try:
         found = compat.bisect_in(state, test)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
     if found is None:
         send({"event": "result", "bisection": None, "reason": "the failure did not reproduce under the bisector", "steps": steps[0]})
         return 0
