@@ -5,8 +5,9 @@ Inductor's decomposition table, and gets it wrong. Eager calls the real
 sin; Inductor uses the table, so compiled and eager disagree.
 
 Look at: `compile-playground bisect snippets/bisect/wrong_decomposition.py`
-names backend inductor, subsystem decomposition, and aten.sin as the
-decomposition applied last.
+names backend aot_eager_decomp_partition (the first stage that applies
+Inductor's decompositions; on torch 2.13), subsystem decomposition,
+aten.sin as the decomposition applied last, and the line calling sin.
 
 Try next: delete the registration: bisect says eager and compiled agree.
 """

@@ -80,6 +80,14 @@ def test_bisect_finds_what_torch_finds(name: str) -> None:
     assert {k: ours[k] for k in truth} == truth
 
 
+def test_bisect_names_the_line_of_the_op() -> None:
+    path = LESSONS / "wrong_decomposition.py"
+    ours = _bisect(path)["bisection"]
+    op = ours["debug_info"].split("op='aten.", 1)[1].split("'", 1)[0]
+    calls = [i for i, row in enumerate(path.read_text().splitlines(), 1) if f"torch.{op}(" in row]
+    assert ours["line"] == calls[0]
+
+
 def test_agreeing_lesson_runs_no_bisection() -> None:
     path = LESSONS / "agree.py"
     assert _truth(path) is None

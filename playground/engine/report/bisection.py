@@ -16,7 +16,7 @@ class Bisection:
     subsystem: str | None = None
     bisect_number: int | None = None
     debug_info: str | None = None
-    #: The snippet line of the op, where derivable; None today (not mapped yet).
+    #: The snippet line of the op debug_info names (its FX node's stack trace), else None.
     line: int | None = None
     #: `{"config": {KEY: VALUE}}` in --config's syntax, or None when no switch fixes it.
     workaround: dict[str, Any] | None = None

@@ -132,6 +132,73 @@ def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) ->
     return _agree(eager, compiled, tolerance)
 
 
+def _op_name(debug_info: str | None) -> str | None:
+    """The op a bisect's debug_info names, `<OpOverload(op='aten.sin', ...)>` -> "sin"."""
+    if not debug_info:
+        return None
+    marker = "op='"
+    if marker in debug_info:
+        qualified = debug_info.split(marker, 1)[1].split("'", 1)[0]
+        return qualified.rsplit(".", 1)[-1]
+    return None
+
+
+def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
+    """In this process: the snippet line of the first FX node Dynamo captured calling `op`
+    (by its name), read from the node's stack trace."""
+    import torch
+
+    lines: list[int] = []
+    path = os.path.abspath(snippet)
+
+    def recorder(gm: Any, _example: Any) -> Any:
+        for node in gm.graph.nodes:
+            name = getattr(node.target, "__name__", str(node.target))
+            if node.op in ("call_function", "call_method") and name == op and not lines:
+                trace = node.meta.get("stack_trace") or ""
+                for row in trace.splitlines():
+                    row = row.strip()
+                    if row.startswith(f'File "{path}", line '):
+                        lines.append(int(row.split(", line ", 1)[1].split(",", 1)[0]))
+        return gm.forward
+
+    sys.path.insert(0, os.path.dirname(path))
+    module = runpy.run_path(snippet, run_name="__snippet__")
+    settings = dict(module.get("SETTINGS") or {})
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    compiled = torch.compile(target, backend=recorder)
+    for args in module["inputs"]():
+        compiled(*(args if isinstance(args, tuple) else (args,)))
+        break
+    return lines[-1] if lines else None
+
+
+def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[int]) -> int | None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        found = b""
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            line = op_line(snippet, config, op)
+            found = str(line).encode() if line is not None else b""
+        except BaseException:
+            found = b""
+        finally:
+            os.write(write, found)
+            os._exit(0)
+    os.close(write)
+    children.append(pid)
+    try:
+        data = os.read(read, 64)
+        os.waitpid(pid, 0)
+    finally:
+        children.remove(pid)
+        os.close(read)
+    return int(data) if data.isdigit() else None
+
+
 def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool:
     """The verdict in a fresh process forked from here: 1 byte back on a pipe."""
     read, write = os.pipe()
@@ -207,7 +274,8 @@ def main(argv: list[str]) -> int:
     if found is None:
         send({"event": "result", "bisection": None, "reason": "the failure did not reproduce under the bisector", "steps": steps[0]})
         return 0
-    found["line"] = None
+    op = _op_name(found["debug_info"])
+    found["line"] = _fresh_line(snippet, config, op, children) if op else None
     found["workaround"] = workaround(found["backend"], found["subsystem"], found["debug_info"])
     found["steps"] = steps[0]
     found["first_diverging_op"] = None
