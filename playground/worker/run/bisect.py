@@ -70,7 +70,9 @@ def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list
     torch.manual_seed(1)
     for index, args in enumerate(module["inputs"]()):
         args = args if isinstance(args, tuple) else (args,)
-        args = tuple(a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args)
+        args = tuple(
+            a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args
+        )
         for p in params:
             p.grad = None
         torch.manual_seed(seed + index)
@@ -81,7 +83,9 @@ def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list
         if floats:
             sum(t.sum() for t in floats).backward()
             grads = [p.grad for p in params] + [a.grad for a in args if isinstance(a, torch.Tensor)]
-        calls.append([t.detach().clone() for t in leaves] + [g.detach().clone() if g is not None else None for g in grads])
+        calls.append(
+            [t.detach().clone() for t in leaves] + [g.detach().clone() if g is not None else None for g in grads]
+        )
     return calls
 
 
@@ -272,7 +276,14 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(state, ignore_errors=True)
     if found is None:
-        send({"event": "result", "bisection": None, "reason": "the failure did not reproduce under the bisector", "steps": steps[0]})
+        send(
+            {
+                "event": "result",
+                "bisection": None,
+                "reason": "the failure did not reproduce under the bisector",
+                "steps": steps[0],
+            }
+        )
         return 0
     op = _op_name(found["debug_info"])
     found["line"] = _fresh_line(snippet, config, op, children) if op else None
