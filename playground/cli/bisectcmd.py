@@ -36,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def suggestion(snippet: str) -> str:
+    """matrix --ladder's line when a stage diverges: where to look next."""
+    return f"next: compile-playground bisect {snippet} names the backend, subsystem and op that diverge"
+
+
 def result_lines(result: BisectResult) -> list[str]:
     b = result.bisection
     if b is None:

@@ -120,3 +120,17 @@ def test_sigint_mid_bisection_leaves_no_process() -> None:
     while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any_running(f"playground.worker.run.bisect {path}")
+
+
+def test_ladder_suggests_bisect_when_a_stage_diverges() -> None:
+    path = LESSONS / "wrong_decomposition.py"
+    out = subprocess.run(
+        [sys.executable, "-m", "playground.cli.main", "matrix", str(path), "--ladder"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "first divergence" in out.stdout
+    assert f"compile-playground bisect {path}" in out.stdout
