@@ -71,9 +71,11 @@ def bisect_main(argv: list[str]) -> int:
     received: list[int] = []
 
     def stop(signum: int, _frame: Any) -> None:
+        # SIGTERM first: the bisection kills its step and removes its state dir; the group is
+        # killed outright below if it is still there.
         received.append(signum)
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
 
@@ -96,9 +98,15 @@ def bisect_main(argv: list[str]) -> int:
                 result = BisectResult.from_event(event)
         proc.wait()
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        proc.wait()
         for s, handler in old.items():
             signal.signal(s, handler)
     if received:

@@ -102,14 +102,17 @@ def test_workaround_makes_the_failure_go() -> None:
     assert _bisect(LESSONS / "random_without_fallback.py", *flags)["bisection"] is None
 
 
-def test_sigint_mid_bisection_leaves_no_process() -> None:
+def test_sigint_mid_bisection_leaves_no_process(tmp_path: Path) -> None:
     path = LESSONS / "wrong_decomposition.py"
+    private = tmp_path / "tmp"  # its own TMPDIR: another test's bisection has a state dir too
+    private.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "playground.cli.main", "bisect", str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(private)},
     )
     assert proc.stderr is not None
     line = proc.stderr.readline()  # the first step's progress: the bisection is under way
@@ -120,6 +123,7 @@ def test_sigint_mid_bisection_leaves_no_process() -> None:
     while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any_running(f"playground.worker.run.bisect {path}")
+    assert not list(private.glob("compile-playground-bisect-*")), "its state dir was left"
 
 
 def test_ladder_suggests_bisect_when_a_stage_diverges() -> None:

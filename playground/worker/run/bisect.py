@@ -236,6 +236,8 @@ def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[in
     pid = os.fork()
     if pid == 0:
         os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         found = b""
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
@@ -263,6 +265,8 @@ def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) ->
     pid = os.fork()
     if pid == 0:
         os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         ok = False
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
