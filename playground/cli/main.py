@@ -25,7 +25,7 @@ from playground.cli.flags import (
 )
 from playground.engine.client import WorkerClient
 
-COMMANDS = ("check", "watch", "matrix", "follow", "serve", "app")
+COMMANDS = ("check", "watch", "matrix", "bisect", "follow", "serve", "app")
 #: What ends a headless command: `timeout`/kill, Ctrl-C, a dropped SSH session.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -133,6 +133,7 @@ def _main(argv: list[str] | None) -> int:
             "       compile-playground check SNIPPET… [--json] …    run each once, print its report\n"
             "       compile-playground watch SNIPPET --json-lines … rerun on every save\n"
             "       compile-playground matrix SNIPPET [--json]      every fullgraph x dynamic x backend\n"
+            "       compile-playground bisect SNIPPET [--json]      find what in torch.compile diverges\n"
             "       compile-playground [SNIPPET] --present DIR      present: publish each run to DIR\n"
             "       compile-playground follow DIR                   follow a presenter, read-only (p forks)\n"
             "       compile-playground serve [SNIPPET|--follow DIR] the app or a follower in a browser\n"
@@ -153,6 +154,10 @@ def _main(argv: list[str] | None) -> int:
         from playground.cli.matrixcmd import matrix_main
 
         return matrix_main(rest)
+    if command == "bisect":
+        from playground.cli.bisectcmd import bisect_main
+
+        return bisect_main(rest)
     if command == "follow":
         from playground.cli.followcmd import follow_main
 

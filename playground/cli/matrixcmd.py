@@ -178,5 +178,9 @@ def matrix_main(argv: list[str]) -> int:
         print(json.dumps(_json_out(args, prepared.settings, cells, cells_settings)))
     else:
         print(format_ladder(cells) if args.ladder else format_table(cells))
+        if args.ladder and first_divergence(cells) is not None:
+            from playground.cli.bisectcmd import suggestion
+
+            print(suggestion(args.snippet))
     snippet_errors = [c for c in cells if c.error_kind in ("snippet", "worker")]
     return 2 if snippet_errors and len(snippet_errors) == len(cells) else 0

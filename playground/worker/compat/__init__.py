@@ -16,6 +16,7 @@ from playground.worker.compat.backends import (
     list_backends,
     real_backend,
 )
+from playground.worker.compat.bisector import bisect_in, bisect_progress
 from playground.worker.compat.break_registry import (
     graph_break_hint_categories,
     graph_break_ids_by_type,
@@ -74,6 +75,8 @@ from playground.worker.compat.tracer import dynamo_tracing_at
 from playground.worker.compat.version import TESTED_VERSIONS, torch_version, version_warning
 
 __all__ = [
+    "bisect_in",
+    "bisect_progress",
     "dynamo_frames",
     "ANATOMY_CONFIG_MODULES",
     "ARTIFACTS",

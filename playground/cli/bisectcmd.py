@@ -1,0 +1,121 @@
+"""`compile-playground bisect SNIPPET [--config KEY=VALUE]... [--json]`.
+
+Torch-free: the bisection runs in its own worker process (`playground.worker.run.bisect`,
+started by module name in a new process group), which streams progress lines and one result.
+Ctrl-C, SIGTERM and SIGHUP kill that process group, so no step's process is left behind."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from playground.cli.flags import config_arg
+from playground.engine.report.bisection import BisectResult
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="compile-playground bisect")
+    p.add_argument("snippet", help="the snippet file")
+    p.add_argument(
+        "--config",
+        dest="config",
+        action="append",
+        type=config_arg,
+        default=[],
+        metavar="KEY=VALUE",
+        help="set torch._dynamo.config / torch._inductor.config in each step",
+    )
+    p.add_argument("--json", action="store_true", help="print the contract's JSON result")
+    return p
+
+
+def suggestion(snippet: str) -> str:
+    """matrix --ladder's line when a stage diverges: where to look next."""
+    return f"next: compile-playground bisect {snippet} names the backend, subsystem and op that diverge"
+
+
+def result_lines(result: BisectResult) -> list[str]:
+    b = result.bisection
+    if b is None:
+        return [f"no bisection: {result.reason}"]
+    lines = [f"culprit: backend {b.backend}" + (f", subsystem {b.subsystem}" if b.subsystem else "")]
+    if b.bisect_number is not None:
+        lines.append(f"bisect number: {b.bisect_number}")
+    if b.debug_info:
+        lines.append(f"last applied: {b.debug_info}")
+    if b.line is not None:
+        lines.append(f"snippet line: {b.line}")
+    if b.workaround:
+        flags = " ".join(f"--config {k}={json.dumps(v)}" for k, v in b.workaround.get("config", {}).items())
+        lines.append(f"workaround: {flags}")
+    lines.append(f"steps: {b.steps}")
+    return lines
+
+
+def bisect_main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if not os.path.isfile(args.snippet):
+        print(f"compile-playground bisect: no such file: {args.snippet}", file=sys.stderr)
+        return EXIT_ERROR
+    command = [sys.executable, "-m", "playground.worker.run.bisect", os.path.abspath(args.snippet)]
+    for key, value in args.config:
+        command += ["--config", f"{key}={json.dumps(value)}"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    received: list[int] = []
+
+    def stop(signum: int, _frame: Any) -> None:
+        # SIGTERM first: the bisection kills its step and removes its state dir; the group is
+        # killed outright below if it is still there.
+        received.append(signum)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    result: BisectResult | None = None
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if event.get("event") == "progress" and not args.json:
+                where = " ".join(str(event.get(k)) for k in ("stage", "subsystem") if event.get(k))
+                span = ""
+                if event.get("low") is not None:
+                    span = f", range {event['low']}..{event['high']}"
+                print(f"step {event.get('steps')}: {where}{span}", file=sys.stderr)
+            elif event.get("event") == "result":
+                result = BisectResult.from_event(event)
+        proc.wait()
+    finally:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    if received:
+        return 128 + received[0]
+    if result is None:
+        print("compile-playground bisect: the bisection ended without a result", file=sys.stderr)
+        return EXIT_ERROR
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print("\n".join(result_lines(result)))
+    return 0

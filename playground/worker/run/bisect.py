@@ -1,0 +1,356 @@
+"""A bisection: torch's compiler bisector with the playground's verdict as its test.
+
+Run as `python -m playground.worker.run.bisect SNIPPET [--config KEY=JSON]...`; it writes JSON
+lines on stdout (its channel): `progress` events, then one `result`. The bisector's own prints
+go elsewhere. Each step of the bisection is a fresh process, forked from this driver (which has
+imported torch but never run an op), that loads the snippet, calls it eagerly and compiled with
+Inductor, and compares values and gradients with the snippet's tolerance.
+
+What the step's verdict is: every call's output leaves (and, when the output has a gradient,
+the parameters' and inputs' gradients of its sum) compared by the run's rule: within
+`tolerances.tolerance_for` with the snippet's TOLERANCE, else within the accuracy harness's
+tolerance, else compiled's RMS error against a float64 run (a float64 copy of the model, float
+inputs cast) at most k x eager's own (equivalence.py's constants). Simpler than a run's
+equivalence: no separate reference processes, no built-state digests, no module-state diffs. Unlike a run, Inductor is not given `fallback_random=True` here:
+the bisection is about torch.compile as a plain script gets it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shutil
+import signal
+import sys
+import tempfile
+from typing import Any
+
+#: Each subsystem whose fix is a config switch, in --config's syntax.
+WORKAROUNDS: dict[str, dict[str, Any]] = {
+    "fallback_random": {"inductor.fallback_random": True},
+    "emulate_precision_casts": {"inductor.emulate_precision_casts": True},
+    "layout_optimization": {"inductor.layout_optimization": False},
+    "comprehensive_padding": {"inductor.comprehensive_padding": False},
+}
+#: Subsystems that are Inductor's passes, turned off by name.
+PASS_SUBSYSTEMS = ("joint_graph_passes", "post_grad_passes", "pre_grad_passes")
+
+
+def workaround(backend: str, subsystem: str | None, debug_info: str | None) -> dict[str, Any] | None:
+    name = subsystem.removeprefix("inductor_") if subsystem else None
+    if name in WORKAROUNDS:
+        return {"config": dict(WORKAROUNDS[name])}
+    if subsystem in PASS_SUBSYSTEMS and debug_info:
+        return {"config": {"inductor.disabled_passes": debug_info}}
+    return None
+
+
+def _apply_config(config: dict[str, Any]) -> None:
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    for key, value in config.items():
+        module, _, name = key.partition(".")
+        target = torch._inductor.config if module == "inductor" else torch._dynamo.config
+        setattr(target, name, value)
+
+
+def _tensors(value: Any) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
+
+
+def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list[list[Any]]:
+    """Each call's output tensors, then its gradients (params and tensor args), detached."""
+    import torch
+
+    calls = []
+    model = module.get("model")
+    params = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    torch.manual_seed(1)
+    for index, args in enumerate(module["inputs"]()):
+        args = args if isinstance(args, tuple) else (args,)
+        args = tuple(
+            a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args
+        )
+        for p in params:
+            p.grad = None
+        torch.manual_seed(seed + index)
+        out = compiled(*args)
+        leaves = _tensors(out)
+        grads: list[Any] = []
+        floats = [t for t in leaves if t.requires_grad and t.is_floating_point()]
+        if floats:
+            sum(t.sum() for t in floats).backward()
+            grads = [p.grad for p in params] + [a.grad for a in args if isinstance(a, torch.Tensor)]
+        calls.append(
+            [t.detach().clone() for t in leaves] + [g.detach().clone() if g is not None else None for g in grads]
+        )
+    return calls
+
+
+def _leaf_ok(e: Any, c: Any, r: Any, tolerance: dict[str, float] | None) -> bool:
+    """The run's rule on one leaf: within the tolerance; else within the accuracy harness's;
+    else, with a float64 value, compiled's RMS error vs float64 at most k x eager's own."""
+    import math
+
+    import torch
+
+    from playground.worker.run.equivalence import FLOOR, HARNESS_TOL, K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL
+    from playground.worker.run.tolerances import tolerance_for
+
+    if e is None or c is None:
+        return e is c
+    if e.shape != c.shape or e.dtype != c.dtype:
+        return False
+    rtol, atol = tolerance_for(e.dtype, tolerance)
+    if torch.allclose(e.double(), c.double(), rtol=rtol, atol=atol, equal_nan=True):
+        return True
+    if not (e.is_floating_point() or e.is_complex()):
+        return False
+    tol = max(HARNESS_TOL, atol, rtol)
+    if torch.allclose(c, e, atol=tol, rtol=tol, equal_nan=True):
+        return True
+    if not isinstance(r, torch.Tensor) or r.shape != e.shape:
+        return False
+    r64, e64, c64 = r.double(), e.double(), c.double()
+
+    def rmse(value: Any) -> float:
+        return float(torch.sqrt(torch.mean(torch.abs(r64 - value) ** 2))) if r64.numel() else 0.0
+
+    eager_err, compiled_err = rmse(e64), rmse(c64)
+    small = e.dtype in (torch.float16, torch.bfloat16) or e.numel() < SMALL_NUMEL
+    k = K_SMALL_OR_HALF if small else K_DEFAULT
+    return math.isfinite(compiled_err) and math.isfinite(eager_err) and compiled_err <= k * eager_err + FLOOR
+
+
+def _agree(
+    eager: list[list[Any]], compiled: list[list[Any]], ref: list[list[Any]] | None, tolerance: dict[str, float] | None
+) -> bool:
+    if len(eager) != len(compiled):
+        return False
+    for i, (e_call, c_call) in enumerate(zip(eager, compiled, strict=True)):
+        if len(e_call) != len(c_call):
+            return False
+        r_call = ref[i] if ref is not None and i < len(ref) and len(ref[i]) == len(e_call) else [None] * len(e_call)
+        for e, c, r in zip(e_call, c_call, r_call, strict=True):
+            if not _leaf_ok(e, c, r, tolerance):
+                return False
+    return True
+
+
+def _fp64_side(module: dict[str, Any], target: Any) -> list[list[Any]] | None:
+    """The calls in float64 (a float64 copy of the model, float inputs cast), or None."""
+    import copy
+
+    import torch
+
+    try:
+        wide = copy.deepcopy(target).double() if isinstance(target, torch.nn.Module) else target
+        if isinstance(target, torch.nn.Module) and module.get("model") is target:
+            module = dict(module, model=wide)
+        inputs = module["inputs"]
+
+        def wide_inputs() -> Any:
+            for args in inputs():
+                args = args if isinstance(args, tuple) else (args,)
+                yield tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+
+        return _side(dict(module, inputs=wide_inputs), wide, wide, 7)
+    except Exception:  # noqa: BLE001 - no float64 value: the leaf is judged without one
+        return None
+
+
+def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) -> bool:
+    """In this process: True when eager and compiled (Inductor) agree."""
+    import torch
+
+    from playground.worker.run.tolerances import validate_tolerance
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(snippet)))
+    torch.manual_seed(0)
+    module = runpy.run_path(snippet, run_name="__snippet__")
+    settings = dict(module.get("SETTINGS") or {})
+    merged = dict(settings.get("config") or {})
+    merged.update(config)
+    _apply_config(merged)
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
+    eager = _side(module, target, target, 7)
+    if not compiled_side:
+        return True
+    kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
+    compiled_fn = torch.compile(target, backend="inductor", **kwargs)
+    compiled = _side(module, target, compiled_fn, 7)
+    if _agree(eager, compiled, None, tolerance):
+        return True
+    return _agree(eager, compiled, _fp64_side(module, target), tolerance)
+
+
+def _op_name(debug_info: str | None) -> str | None:
+    """The op a bisect's debug_info names, `<OpOverload(op='aten.sin', ...)>` -> "sin"."""
+    if not debug_info:
+        return None
+    marker = "op='"
+    if marker in debug_info:
+        qualified = debug_info.split(marker, 1)[1].split("'", 1)[0]
+        return qualified.rsplit(".", 1)[-1]
+    return None
+
+
+def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
+    """In this process: the snippet line of the first FX node Dynamo captured calling `op`
+    (by its name), read from the node's stack trace."""
+    import torch
+
+    lines: list[int] = []
+    path = os.path.abspath(snippet)
+
+    def recorder(gm: Any, _example: Any) -> Any:
+        for node in gm.graph.nodes:
+            name = getattr(node.target, "__name__", str(node.target))
+            if node.op in ("call_function", "call_method") and name == op and not lines:
+                trace = node.meta.get("stack_trace") or ""
+                for row in trace.splitlines():
+                    row = row.strip()
+                    if row.startswith(f'File "{path}", line '):
+                        lines.append(int(row.split(", line ", 1)[1].split(",", 1)[0]))
+        return gm.forward
+
+    sys.path.insert(0, os.path.dirname(path))
+    module = runpy.run_path(snippet, run_name="__snippet__")
+    settings = dict(module.get("SETTINGS") or {})
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    compiled = torch.compile(target, backend=recorder)
+    for args in module["inputs"]():
+        compiled(*(args if isinstance(args, tuple) else (args,)))
+        break
+    return lines[-1] if lines else None
+
+
+def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[int]) -> int | None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        found = b""
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            line = op_line(snippet, config, op)
+            found = str(line).encode() if line is not None else b""
+        except BaseException:
+            found = b""
+        finally:
+            os.write(write, found)
+            os._exit(0)
+    os.close(write)
+    children.append(pid)
+    try:
+        data = os.read(read, 64)
+        os.waitpid(pid, 0)
+    finally:
+        children.remove(pid)
+        os.close(read)
+    return int(data) if data.isdigit() else None
+
+
+def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool:
+    """The verdict in a fresh process forked from here: 1 byte back on a pipe."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        ok = False
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            ok = verdict(snippet, config)
+        except BaseException:  # a step that raises is a failing step, as for torch's own tests
+            ok = False
+        finally:
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+    os.close(write)
+    children.append(pid)
+    try:
+        data = os.read(read, 1)
+        os.waitpid(pid, 0)
+    finally:
+        children.remove(pid)
+        os.close(read)
+    return data == b"1"
+
+
+def main(argv: list[str]) -> int:
+    snippet = argv[0]
+    config: dict[str, Any] = {}
+    for i, arg in enumerate(argv):
+        if arg == "--config":
+            key, _, raw = argv[i + 1].partition("=")
+            config[key] = json.loads(raw)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # the bisector (and the snippet) print to stdout: never onto our channel
+    children: list[int] = []
+    state = tempfile.mkdtemp(prefix="compile-playground-bisect-")
+
+    def stop(signum: int, _frame: Any) -> None:
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        shutil.rmtree(state, ignore_errors=True)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+    def send(obj: dict[str, Any]) -> None:
+        channel.write(json.dumps(obj) + "\n")
+
+    steps = [0]
+    if _fresh_verdict(snippet, config, children):
+        shutil.rmtree(state, ignore_errors=True)
+        send({"event": "result", "bisection": None, "reason": "eager and compiled (inductor) agree", "steps": 1})
+        return 0
+
+    from playground.worker import compat
+
+    def test() -> bool:
+        steps[0] += 1
+        send({"event": "progress", "steps": steps[0], **compat.bisect_progress()})
+        return _fresh_verdict(snippet, config, children)
+
+    try:
+        found = compat.bisect_in(state, test)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    if found is None:
+        send(
+            {
+                "event": "result",
+                "bisection": None,
+                "reason": "the failure did not reproduce under the bisector",
+                "steps": steps[0],
+            }
+        )
+        return 0
+    op = _op_name(found["debug_info"])
+    found["line"] = _fresh_line(snippet, config, op, children) if op else None
+    found["workaround"] = workaround(found["backend"], found["subsystem"], found["debug_info"])
+    found["steps"] = steps[0]
+    found["first_diverging_op"] = None
+    send({"event": "result", "bisection": found})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,33 @@
+"""A library's wrong decomposition: Inductor computes sin as cos
+
+What it shows: a library registers its own decomposition of aten.sin in
+Inductor's decomposition table, and gets it wrong. Eager calls the real
+sin; Inductor uses the table, so compiled and eager disagree.
+
+Look at: `compile-playground bisect snippets/bisect/wrong_decomposition.py`
+names backend aot_eager_decomp_partition (the first stage that applies
+Inductor's decompositions; on torch 2.13), subsystem decomposition,
+aten.sin as the decomposition applied last, and the line calling sin.
+
+Try next: delete the registration: bisect says eager and compiled agree.
+"""
+
+import torch
+from torch._inductor.decomposition import decompositions
+
+SETTINGS = {"backend": "inductor", "fullgraph": True}
+
+
+def _bad_sin(x):
+    return torch.cos(x)
+
+
+decompositions[torch.ops.aten.sin.default] = _bad_sin
+
+
+def fn(x):
+    return torch.sin(x) + 1
+
+
+def inputs():
+    yield (torch.randn(8),)
