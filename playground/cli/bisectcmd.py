@@ -62,7 +62,8 @@ def result_lines(result: BisectResult) -> list[str]:
 def bisect_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if not os.path.isfile(args.snippet):
-        print(f"compile-playground bisect: no such file: {args.snippet}", file=sys.stderr)
+        what = "not a file" if os.path.exists(args.snippet) else "no such file"
+        print(f"compile-playground bisect: {what}: {args.snippet}", file=sys.stderr)
         return EXIT_ERROR
     command = [sys.executable, "-m", "playground.worker.run.bisect", os.path.abspath(args.snippet)]
     for key, value in args.config:
@@ -81,6 +82,7 @@ def bisect_main(argv: list[str]) -> int:
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     result: BisectResult | None = None
+    problem: str | None = None
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:
@@ -96,6 +98,8 @@ def bisect_main(argv: list[str]) -> int:
                 print(f"step {event.get('steps')}: {where}{span}", file=sys.stderr)
             elif event.get("event") == "result":
                 result = BisectResult.from_event(event)
+            elif event.get("event") == "error":
+                problem = str(event.get("message"))
         proc.wait()
     finally:
         try:
@@ -111,6 +115,9 @@ def bisect_main(argv: list[str]) -> int:
             signal.signal(s, handler)
     if received:
         return 128 + received[0]
+    if problem is not None:
+        print(f"compile-playground bisect: snippet error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     if result is None:
         print("compile-playground bisect: the bisection ended without a result", file=sys.stderr)
         return EXIT_ERROR

@@ -138,3 +138,29 @@ def test_ladder_suggests_bisect_when_a_stage_diverges() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert "first divergence" in out.stdout
     assert f"compile-playground bisect {path}" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = 1\n", "snippet error: MissingTarget"),
+        (
+            "import torch\n\ndef fn(x):\n    return x / 0 + int('nope')\n\ndef inputs():\n    yield (torch.ones(2),)\n",
+            "snippet error: ValueError: invalid literal for int() with base 10: 'nope' (line 4)",
+        ),
+    ],
+)
+def test_a_snippet_that_fails_on_its_own_is_its_error_not_a_culprit(tmp_path: Path, source: str, expected: str) -> None:
+    """Without this, the bisector judged every step failing and named `backend eager`."""
+    path = tmp_path / "snippet.py"
+    path.write_text(source)
+    out = subprocess.run(
+        [sys.executable, "-m", "playground.cli.main", "bisect", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert expected in out.stderr

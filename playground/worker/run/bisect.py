@@ -164,22 +164,36 @@ def _fp64_side(module: dict[str, Any], target: Any) -> list[list[Any]] | None:
         return None
 
 
+class SnippetFailed(Exception):
+    """The snippet itself failed (loading, no target, its eager run): nothing to bisect."""
+
+
 def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) -> bool:
-    """In this process: True when eager and compiled (Inductor) agree."""
+    """In this process: True when eager and compiled (Inductor) agree.
+
+    Raises SnippetFailed when the snippet fails before anything is compiled: a bisection of
+    that would blame the first backend for the user's own exception."""
     import torch
 
     from playground.worker.run.tolerances import validate_tolerance
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(snippet)))
     torch.manual_seed(0)
-    module = runpy.run_path(snippet, run_name="__snippet__")
-    settings = dict(module.get("SETTINGS") or {})
-    merged = dict(settings.get("config") or {})
-    merged.update(config)
-    _apply_config(merged)
-    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
-    tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
-    eager = _side(module, target, target, 7)
+    try:
+        module = runpy.run_path(snippet, run_name="__snippet__")
+        settings = dict(module.get("SETTINGS") or {})
+        merged = dict(settings.get("config") or {})
+        merged.update(config)
+        _apply_config(merged)
+        target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+        if target is None or not callable(module.get("inputs")):
+            raise SnippetFailed("MissingTarget: the file defines no model or fn with inputs() to bisect")
+        tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
+        eager = _side(module, target, target, 7)
+    except SnippetFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's own exception, named with its line
+        raise SnippetFailed(_one_line(exc, snippet)) from exc
     if not compiled_side:
         return True
     kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
@@ -259,32 +273,51 @@ def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[in
     return int(data) if data.isdigit() else None
 
 
-def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool:
-    """The verdict in a fresh process forked from here: 1 byte back on a pipe."""
+def _one_line(exc: BaseException, snippet: str) -> str:
+    """`Type: message (line N)`, N the snippet's deepest frame in the traceback."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(snippet):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+    return f"{text} (line {line})" if line else text
+
+
+def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool | str:
+    """The verdict in a fresh process forked from here: 1 byte back on a pipe (agree or not),
+    or E and a one-line cause when the snippet itself failed."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        ok = False
+        answer = b"0"
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
-            ok = verdict(snippet, config)
-        except BaseException:  # a step that raises is a failing step, as for torch's own tests
-            ok = False
+            answer = b"1" if verdict(snippet, config) else b"0"
+        except SnippetFailed as exc:
+            answer = b"E" + str(exc).encode("utf-8", "replace")[:2000]
+        except BaseException:  # a compile that raises is a failing step, as for torch's own tests
+            answer = b"0"
         finally:
-            os.write(write, b"1" if ok else b"0")
+            os.write(write, answer)
             os._exit(0)
     os.close(write)
     children.append(pid)
     try:
-        data = os.read(read, 1)
+        data = b""
+        while chunk := os.read(read, 4096):
+            data += chunk
         os.waitpid(pid, 0)
     finally:
         children.remove(pid)
         os.close(read)
+    if data.startswith(b"E"):
+        return data[1:].decode("utf-8", "replace")
     return data == b"1"
 
 
@@ -317,7 +350,12 @@ def main(argv: list[str]) -> int:
         channel.write(json.dumps(obj) + "\n")
 
     steps = [0]
-    if _fresh_verdict(snippet, config, children):
+    first = _fresh_verdict(snippet, config, children)
+    if isinstance(first, str):
+        shutil.rmtree(state, ignore_errors=True)
+        send({"event": "error", "phase": "snippet", "message": first})
+        return 0
+    if first:
         shutil.rmtree(state, ignore_errors=True)
         send({"event": "result", "bisection": None, "reason": "eager and compiled (inductor) agree", "steps": 1})
         return 0
@@ -327,7 +365,8 @@ def main(argv: list[str]) -> int:
     def test() -> bool:
         steps[0] += 1
         send({"event": "progress", "steps": steps[0], **compat.bisect_progress()})
-        return _fresh_verdict(snippet, config, children)
+        # A step's snippet failure (it passed the first verdict: randomness, state) fails the step.
+        return _fresh_verdict(snippet, config, children) is True
 
     try:
         found = compat.bisect_in(state, test)
