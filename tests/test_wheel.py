@@ -152,7 +152,8 @@ def test_installed_wheel_checks_its_default_and_lists_its_gallery(installed):
     assert info["playground"].startswith(site), "the checkout was imported, not the wheel"
     assert info["dir"].startswith(site)
     expected = sorted(p.stem for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
-    expected += sorted(f"models/{p.stem}" for p in (ROOT / "snippets" / "models").glob("*.py") if p.stem[0] != "_")
+    for section in sorted(init.parent for init in (ROOT / "snippets").glob("*/__init__.py")):
+        expected += sorted(f"{section.name}/{p.stem}" for p in section.glob("*.py") if p.stem[0] != "_")
     assert info["gallery"] == expected
 
     default = Path(info["dir"]) / "default.py"
