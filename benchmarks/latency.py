@@ -40,6 +40,8 @@ import threading
 import time
 from pathlib import Path
 
+from playground.engine.report.save_waterfall import WATERFALL_PHASES
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SNIPPET = """
@@ -226,18 +228,7 @@ class WarmRoute:
 
 #: The waterfall's columns in the order of a save: the client's part before the request, the
 #: worker's phases (timings.save), the client's part after the diagnostics event.
-WATERFALL = (
-    "client",
-    "request",
-    "fork",
-    "load",
-    "trace",
-    "backend",
-    "calls",
-    "diagnostics",
-    "reference",
-    "equivalence",
-)
+WATERFALL = ("client", *(phase for phase in WATERFALL_PHASES if phase != "timing"))
 
 
 def waterfall_ms(complete: dict, saved: float, line_at: float) -> dict[str, float]:

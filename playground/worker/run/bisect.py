@@ -245,31 +245,45 @@ def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
     return lines[-1] if lines else None
 
 
-def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[int]) -> int | None:
+def _in_fresh_fork(work: Any, children: list[int]) -> bytes:
+    """`work()`'s bytes, computed in a process forked from here (stdout to /dev/null, default
+    signal handlers) and read back on a pipe; the child is on `children` while it runs, so a
+    signal kills it."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        found = b""
+        answer = b""
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            line = op_line(snippet, config, op)
-            found = str(line).encode() if line is not None else b""
-        except BaseException:
-            found = b""
+            answer = work()
         finally:
-            os.write(write, found)
+            os.write(write, answer)
             os._exit(0)
     os.close(write)
     children.append(pid)
     try:
-        data = os.read(read, 64)
+        data = b""
+        while chunk := os.read(read, 4096):
+            data += chunk
         os.waitpid(pid, 0)
     finally:
         children.remove(pid)
         os.close(read)
+    return data
+
+
+def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[int]) -> int | None:
+    def work() -> bytes:
+        try:
+            line = op_line(snippet, config, op)
+        except BaseException:  # noqa: BLE001 - no line is an answer, not a failure
+            return b""
+        return str(line).encode() if line is not None else b""
+
+    data = _in_fresh_fork(work, children)
     return int(data) if data.isdigit() else None
 
 
@@ -286,36 +300,18 @@ def _one_line(exc: BaseException, snippet: str) -> str:
 
 
 def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool | str:
-    """The verdict in a fresh process forked from here: 1 byte back on a pipe (agree or not),
-    or E and a one-line cause when the snippet itself failed."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        answer = b"0"
+    """The verdict in a fresh process: True or False (agree or not), or a one-line cause when the
+    snippet itself failed."""
+
+    def work() -> bytes:
         try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            answer = b"1" if verdict(snippet, config) else b"0"
+            return b"1" if verdict(snippet, config) else b"0"
         except SnippetFailed as exc:
-            answer = b"E" + str(exc).encode("utf-8", "replace")[:2000]
+            return b"E" + str(exc).encode("utf-8", "replace")[:2000]
         except BaseException:  # a compile that raises is a failing step, as for torch's own tests
-            answer = b"0"
-        finally:
-            os.write(write, answer)
-            os._exit(0)
-    os.close(write)
-    children.append(pid)
-    try:
-        data = b""
-        while chunk := os.read(read, 4096):
-            data += chunk
-        os.waitpid(pid, 0)
-    finally:
-        children.remove(pid)
-        os.close(read)
+            return b"0"
+
+    data = _in_fresh_fork(work, children)
     if data.startswith(b"E"):
         return data[1:].decode("utf-8", "replace")
     return data == b"1"
