@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from playground.cli.flags import overrides_of, passes_of, run_flags_of
+from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
@@ -105,7 +105,10 @@ async def _check_one(
         result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
     else:
         try:
-            request = RunRequest(prepared, run_flags_of(args), passes_of(args), trace=bool(args.trace), last=last)
+            program = program_of(args, prepared.source.text if prepared.source else None, args.program_args)
+            request = RunRequest(
+                prepared, run_flags_of(args), passes_of(args), trace=bool(args.trace), last=last, program=program
+            )
             result = await client.run(request)
         except WorkerUnavailable as exc:
             print(f"compile-playground: {exc}", file=sys.stderr)

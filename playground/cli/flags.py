@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from playground.engine.passes import Passes
+from playground.engine.program import ProgramRun, is_program
 from playground.engine.run_request import RunFlags
 from playground.engine.settings import (
     DEVICES,
@@ -206,4 +207,61 @@ def add_present_flag(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="publish every complete run to the session folder DIR for `compile-playground follow DIR` "
         "(made 0755 if new: its permissions decide who may follow; docs/workshop.md)",
+    )
+
+
+def split_program_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command line before the first `--`, and a program's own arguments after it (its
+    sys.argv[1:]): `check train.py --backend eager -- --epochs 2`."""
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1 :]
+
+
+def add_program_flags(p: argparse.ArgumentParser) -> None:
+    """How a program (a file that calls torch.compile itself: engine/program.py) runs."""
+    g = p.add_argument_group("programs (a file that calls torch.compile itself; its own arguments after --)")
+    g.add_argument(
+        "--program",
+        action="store_true",
+        help="run the file as `python FILE` even though it defines model or fn",
+    )
+    g.add_argument(
+        "--max-calls",
+        type=count_arg,
+        metavar="N",
+        help="stop a program after N calls of its compiled callables (a report of what ran, not an error)",
+    )
+    g.add_argument(
+        "--max-seconds",
+        type=seconds_arg(0, MAX_TIMEOUT_S),
+        metavar="S",
+        help="stop a program after S seconds (a report of what ran, not an error)",
+    )
+
+
+def count_arg(text: str) -> int:
+    """A positive whole number (--max-calls)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a whole number") from None
+    if value < 1 or value > 1_000_000_000:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give a number of calls from 1 to 1000000000")
+    return value
+
+
+def program_of(args: argparse.Namespace, text: str | None, program_args: list[str]) -> ProgramRun | None:
+    """The run's program mode for a file's `text` (None: it runs as a snippet). The toggled
+    settings are the setting flags given, which then replace what the program passes."""
+    forced = bool(getattr(args, "program", False))
+    if not forced and not (text and is_program(text)):
+        return None
+    return ProgramRun(
+        args=tuple(program_args),
+        max_calls=getattr(args, "max_calls", None),
+        max_seconds=getattr(args, "max_seconds", None),
+        toggled=tuple(overrides_of(args)),
+        forced=forced,
     )

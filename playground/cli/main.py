@@ -16,12 +16,14 @@ from typing import Any
 from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
 from playground.cli.flags import (
     add_present_flag,
+    add_program_flags,
     add_run_flags,
     add_setting_flags,
     add_view_flags,
     overrides_of,
     passes_of,
     seconds_arg,
+    split_program_args,
 )
 from playground.engine.client import WorkerClient
 
@@ -39,6 +41,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     add_setting_flags(p)
     add_run_flags(p)
     add_view_flags(p)
+    add_program_flags(p)
     if command == "check":
         p.add_argument("--json", action="store_true", help="print the contract's JSON report")
         p.add_argument("--fail-on-break", action="store_true", help="exit 1 when there is a graph break")
@@ -63,7 +66,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 
 def parse(command: str, argv: list[str]) -> argparse.Namespace:
-    return _parser(command).parse_args(argv)
+    """`argv` parsed; what follows `--` is a program's own arguments (`args.program_args`)."""
+    ours, program_args = split_program_args(argv)
+    args = _parser(command).parse_args(ours)
+    args.program_args = program_args
+    return args
 
 
 async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import ProgramRun
 from playground.engine.report import RunError, Wire, WireTypeError, strict_by_default, wire
+from playground.engine.report.wire import absent_if_none
 from playground.engine.settings import Settings
 from playground.engine.snippet import PreparedRun, SnippetSource
 
@@ -59,6 +61,8 @@ class RunRequest:
     #: No run follows this one (a one-shot `check`): the worker need not fork a spare child
     #: for the next run, which would only warm itself for a second of CPU and be killed.
     last: bool = False
+    #: The file runs as a program (playground/engine/program.py), how; None: as a snippet.
+    program: ProgramRun | None = None
 
     @property
     def path(self) -> str:
@@ -90,7 +94,15 @@ class RunRequest:
         if source is None or self.refusal is not None:
             raise ValueError(f"a refused run is never sent to the worker: {self.refusal}")
         sent = _OnTheWire(
-            source.path, source.text, source.sha256, self.settings, self.flags, self.passes, self.trace, self.last
+            source.path,
+            source.text,
+            source.sha256,
+            self.settings,
+            self.flags,
+            self.passes,
+            self.trace,
+            self.last,
+            self.program,
         )
         return sent.to_dict()
 
@@ -116,7 +128,7 @@ class RunRequest:
         sent = _OnTheWire.from_dict({**data, "settings": None}, strict=strict)
         source = SnippetSource(sent.path, sent.source, sent.sha256)
         prepared = PreparedRun(sent.path, settings, None, sent.sha256, source)
-        return cls(prepared, sent.flags, sent.passes, sent.trace, sent.last)
+        return cls(prepared, sent.flags, sent.passes, sent.trace, sent.last, sent.program)
 
 
 @dataclass(frozen=True)
@@ -132,3 +144,4 @@ class _OnTheWire(Wire):
     passes: Passes = wire(factory=Passes, flatten=True)
     trace: bool = False
     last: bool = False
+    program: ProgramRun | None = wire(None, omit=absent_if_none("program"))

@@ -19,11 +19,16 @@ from playground.engine.report.kernels import KernelsProfile
 from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import CompilePhase, PhaseTotals
+from playground.engine.report.program import CompiledCallable, ProgramExit, Stopped
 from playground.engine.report.recompiles import Recompile
 from playground.engine.report.timings import Timings
 from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
 from playground.engine.report.worker_info import WorkerInfo
 from playground.engine.settings import Settings
+
+
+def _not_a_program(report: Report) -> bool:
+    return report.kind != "program"
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,12 @@ class Report(Wire):
     #: What a guard filter or skip_guard_eval_unsafe would save the timed call, measured after
     #: the timing on request (None: not asked for).
     guard_what_if: GuardWhatIf | None = wire(None, omit=absent_if_none("guard_what_if"))
+    #: "snippet", or "program": a file run as `python FILE` runs it, whose own torch.compile
+    #: calls made the compiled callables below (engine/program.py).
+    kind: str = "snippet"
+    callables: tuple[CompiledCallable, ...] = wire((), omit=_not_a_program)
+    stopped: Stopped | None = wire(None, omit=_not_a_program)
+    program_exit: ProgramExit | None = wire(None, omit=_not_a_program)
 
     @property
     def equivalence_word(self) -> str:

@@ -134,6 +134,17 @@ def counting_backend(
             type(exc).__name__,
             f"backend {settings.backend!r} is not available: {first_line(str(exc))}",
         ) from None
+    return counting_around(real, capture, settings.device, on_traced)
+
+
+def counting_around(
+    real: Callable[..., Any],
+    capture: RunCapture,
+    device: str,
+    on_traced: Callable[[int, int], None] | None = None,
+) -> Callable[..., Any]:
+    """`real`, a backend callable, with every FX graph it is handed recorded in `capture` (the
+    run's target's backend, and each of a program's own: run/program_compiles.py)."""
     # The config in force for the compiles: read once here (about 7 ms), not inside each
     # graph's compile, where it would count in torch's compile time. The run's settings, the
     # snippet's module-level config changes and the backend's options are all in place by now.
@@ -153,7 +164,7 @@ def counting_backend(
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
         # stays inside torch's compile metrics (the wrapper below would hide the lazy forward).
         compiled = compat.eager_graph_code(real(gm, example_inputs))
-        return first_run_timed(compiled, cid, capture.first_runs, settings.device)
+        return first_run_timed(compiled, cid, capture.first_runs, device)
 
     return backend
 

@@ -27,7 +27,16 @@ from playground.worker import compat
 from playground.worker.capture import diagnostics, refusals
 from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.process import memory
-from playground.worker.run import equivalence, guard_cost, guard_what_if, kernels_profile, loading, switches, timing
+from playground.worker.run import (
+    equivalence,
+    guard_cost,
+    guard_what_if,
+    kernels_profile,
+    loading,
+    program,
+    switches,
+    timing,
+)
 from playground.worker.run.calls import run_calls
 from playground.worker.run.context import Emit, RunContext
 from playground.worker.run.failures import Cancelled, RunFailure, unexpected
@@ -66,10 +75,13 @@ def run_experiment(
     problem = settings_problem(request)
     if problem is not None:
         return Outcome(_finish(replace(base, error=problem), ctx, started))
-    ctx.notes += settings_notes(request.run.settings)
+    if request.run.program is None:  # a program's own torch.compile calls choose its backend
+        ctx.notes += settings_notes(request.run.settings)
     compat.clear_run_state()
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
     capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace)
+    if request.run.program is not None:
+        return Outcome(_finish(_program_report(ctx, capturer, capture, base), ctx, started))
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
     if request.run.flags.timeout_s:
         # What starts after this would be cut by the template's kill, the whole report with it.
@@ -98,6 +110,27 @@ def run_experiment(
     report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
     trace = diagnostics.trace_payload(capture) if request.run.trace else None
     return Outcome(_finish(report, ctx, started), trace, used_inductor=request.run.settings.backend == "inductor")
+
+
+def _program_report(ctx: RunContext, capturer: Capturer, capture: RunCapture, base: Report) -> Report:
+    """A program's run (program.py) under the run's switches; what it captured stays whatever
+    ends it."""
+    settings = ctx.request.run.settings
+    try:
+        with (
+            compat.compile_caches_disabled(settings.cold),
+            switches.applied(settings),
+        ):
+            return program.run_program(ctx, capture, base)
+    except RunFailure as failure_:
+        return replace(diagnostics.read(capture).apply(base), kind="program", error=failure_.error)
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whoever raised, what was captured stays
+        found = diagnostics.read(capture).apply(base)
+        return replace(found, kind="program", error=unexpected(exc, ctx.request.run.path, ctx.doing))
+    finally:
+        capturer.end()
 
 
 def settings_problem(request: WorkerRequest) -> RunError | None:

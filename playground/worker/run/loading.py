@@ -102,8 +102,20 @@ class SnippetScope:
 def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
     """Compile and run the snippet's source in a fresh module."""
     ctx.progress("loading", "loading the snippet")
+    code = compiled_source(ctx)
+    module = scope.open()
+    seed_everything()
     try:
-        code = compile(ctx.request.run.text, ctx.path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - running the user's snippet is the product
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
+        raise failure("snippet", exc, ctx.path, "the snippet raised while importing") from None
+    return module
+
+
+def compiled_source(ctx: RunContext) -> types.CodeType:
+    """The run's text as code (a snippet's or a program's); a syntax error is the snippet's."""
+    try:
+        return compile(ctx.request.run.text, ctx.path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise RunFailure(
             "snippet",
@@ -112,13 +124,6 @@ def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
             exc.lineno,
             "".join(traceback.format_exception_only(exc)),
         ) from None
-    module = scope.open()
-    _seed_everything()
-    try:
-        exec(code, module.__dict__)  # noqa: S102 - running the user's snippet is the product
-    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
-        raise failure("snippet", exc, ctx.path, "the snippet raised while importing") from None
-    return module
 
 
 def prepare(ctx: RunContext, module: types.ModuleType) -> Loaded:
@@ -129,7 +134,7 @@ def prepare(ctx: RunContext, module: types.ModuleType) -> Loaded:
     return Loaded(module, target, owner, _calls(ctx, module))
 
 
-def _seed_everything() -> None:
+def seed_everything() -> None:
     """Every generator a snippet may draw from starts from the same seed in every run, so that
     the same bytes print the same numbers (a fresh process seeds Python's from os.urandom)."""
     torch.manual_seed(0)

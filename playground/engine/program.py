@@ -1,0 +1,100 @@
+"""A program: a file run as `python FILE ARGS` runs it, with its own torch.compile calls.
+Torch-free: the front end decides the mode before the request leaves (the worker never guesses),
+and the same decision is on screen and in the report.
+
+A file is a program when it defines no target (`model` or `fn` at module level) but calls
+torch.compile itself, or when the user says so (`--program`). Deciding it from the text, with
+`ast`, costs a parse and never runs the file.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from playground.engine.report import Wire
+
+#: The module-level names that make a file a snippet (contract: "the target").
+TARGET_NAMES = ("model", "fn")
+
+
+@dataclass(frozen=True)
+class ProgramRun(Wire):
+    """How a program runs: its argv after the file (`-- ARGS`), the bounds of a long program
+    (calls of compiled callables, seconds; None: unbounded), and which settings the user set
+    (flags or keys), which then override what the program passes to torch.compile. A setting
+    not named here leaves the program's own choice alone."""
+
+    args: tuple[str, ...] = ()
+    max_calls: int | None = None
+    max_seconds: float | None = None
+    toggled: tuple[str, ...] = ()
+    #: Whether `--program` forced the mode (the file also defines a target).
+    forced: bool = False
+
+
+def defines_target(tree: ast.Module) -> bool:
+    """Whether the module binds `model` or `fn` at its top level (an assignment, a def, a class,
+    an import as), the way the contract's snippet does."""
+    for node in tree.body:
+        for name in _bound(node):
+            if name in TARGET_NAMES:
+                return True
+    return False
+
+
+def calls_compile(tree: ast.Module) -> bool:
+    """Whether the file calls torch.compile anywhere: `torch.compile(...)`, `@torch.compile`,
+    `x.compile(...)` (nn.Module.compile), `compile` imported from torch, or
+    `torch._dynamo.optimize(...)`."""
+    from_torch = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "torch":
+            from_torch |= {a.asname or a.name for a in node.names if a.name == "compile"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("compile", "optimize"):
+            if node.attr == "compile" or _dotted(node.value).endswith("_dynamo"):
+                return True
+        if isinstance(node, ast.Name) and node.id in from_torch:
+            return True
+    return False
+
+
+def is_program(text: str) -> bool:
+    """The file's text is a program: no target, and torch.compile called. A file that does not
+    parse is not one (the run reports its syntax error as a snippet's)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return not defines_target(tree) and calls_compile(tree)
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    names = []
+    for target in targets:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                names.append(sub.id)
+    if isinstance(node, (ast.If, ast.Try, ast.With)):
+        # `if __name__ == "__main__": model = ...` binds it only when run as a program; a
+        # snippet's target must exist when it is imported, so only plain statements count.
+        return []
+    return names
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""

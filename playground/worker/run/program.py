@@ -1,0 +1,271 @@
+"""A program's run: the file run as `python FILE ARGS` runs it (`__name__ == "__main__"`,
+`sys.argv == [FILE, *ARGS]`), in the run's fresh child after torch._dynamo.reset(), with its own
+torch.compile calls recorded (program_compiles.py). The report's totals are the whole capture,
+as a fresh `python FILE` gives torch; each compiled callable gets its section. Worker-side.
+
+Bounds end a long program (a training loop) between two calls of its compiled callables, as a
+complete report of what ran, never an error. A program that raises keeps every section captured
+before: its exception is the program's (a snippet error), or torch.compile's when it came out of
+a compiled callable from torch's compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+import types
+from dataclasses import replace
+from typing import Any
+
+from playground.engine.report import (
+    CompiledCallable,
+    ProgramException,
+    ProgramExit,
+    Report,
+    RunError,
+    Stopped,
+)
+from playground.worker.capture import diagnostics
+from playground.worker.capture.records import RunCapture
+from playground.worker.run import loading
+from playground.worker.run.context import RunContext
+from playground.worker.run.failures import first_line, safe_str
+from playground.worker.run.program_compiles import TOGGLABLE, Bounds, CompiledCallables, Made, ProgramStopped
+
+#: Seconds between two live reports of a running program (calls, graphs, recompiles so far).
+LIVE_INTERVAL_S = 0.5
+
+
+def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
+    """Run the program once; its report (without the notes and duration the caller adds)."""
+    program = ctx.request.run.program
+    assert program is not None
+    path = ctx.request.run.path
+    settings = ctx.settings
+    overrides = {key: getattr(settings, key) for key in program.toggled if key in TOGGLABLE}
+    deadline = time.monotonic() + program.max_seconds if program.max_seconds else None
+    bounds = Bounds(max_calls=program.max_calls, deadline=deadline)
+    live = _Live(ctx, capture, base)
+    made = CompiledCallables(capture, path, settings.device, overrides, bounds, on_call=live)
+    live.made = made
+    base = replace(base, kind="program")
+    ctx.notes.append(_mode_note(program.forced, program.args, overrides))
+    ctx.progress("loading", "running the program")
+    scope = loading.SnippetScope(path, "__main__", not ctx.request.warmup)
+    saved_argv, saved_main = sys.argv, sys.modules.get("__main__")
+    exit_: ProgramExit
+    stopped: Stopped | None = None
+    error: RunError | None = None
+    code = loading.compiled_source(ctx)
+    module = scope.open()
+    sys.argv = [path, *program.args]
+    made.install()
+    timer = _Alarm(program.max_seconds)
+    try:
+        loading.seed_everything()
+        with timer:
+            exec(code, module.__dict__)  # noqa: S102 - running the user's program is the product
+        exit_ = ProgramExit(code=0)
+    except ProgramStopped as stop:
+        stopped = Stopped(by=stop.by, at=stop.at)
+        exit_ = ProgramExit(code=None)
+    except SystemExit as exc:
+        exit_ = ProgramExit(code=_exit_code(exc.code))
+        if exit_.code:
+            # `python FILE` would have failed (argparse's usage error exits 2): said, with the
+            # program's line, never a quiet exit status in the JSON alone.
+            shown = f": {exc.code}" if isinstance(exc.code, str) else ""
+            error = RunError(
+                kind="snippet",
+                type="SystemExit",
+                message=f"the program exited with status {exit_.code}{shown}",
+                line=_program_line(exc, path),
+            )
+    except BaseException as exc:  # noqa: BLE001 - the program's exception is its report
+        exit_, error = _raised(exc, path, made)
+    finally:
+        timer.cancel()
+        made.uninstall()
+        made.finish()
+        sys.argv = saved_argv
+        scope.close()
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+    found = diagnostics.read(capture).apply(base)
+    sections = tuple(section(made, m) for m in ordered(made.made))
+    return replace(
+        found,
+        calls=made.calls,
+        error=error,
+        callables=sections,
+        stopped=stopped,
+        program_exit=exit_,
+        local_modules=(),
+    )
+
+
+def ordered(made: list[Made]) -> list[Made]:
+    """The contract's order: first called first; the ones never called after, as made."""
+    called = sorted((m for m in made if m.first_call is not None), key=lambda m: m.first_call or 0)
+    return called + [m for m in made if m.first_call is None]
+
+
+def section(made: CompiledCallables, m: Made) -> CompiledCallable:
+    """One callable's section: the diagnostics of the records that arrived while it ran."""
+    found = diagnostics.read(made.capture_of(m)).report
+    notes: list[str] = []
+    if m.calls == 0:
+        notes.append("never called: torch.compile compiles at the first call, so nothing was compiled")
+    elif found.graph_count == 0:
+        notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
+    if m.unwrapped:
+        notes.append(m.unwrapped)
+    for key, change in m.toggled.items():
+        notes.append(f"program: {key}={change} (toggled)")
+    return CompiledCallable(
+        name=m.name,
+        file=m.file,
+        line=m.line,
+        options=m.options,
+        calls=m.calls,
+        graph_count=found.graph_count,
+        graph_breaks=found.graph_breaks,
+        graph_break_count=found.graph_break_count,
+        recompiles=found.recompiles,
+        recompile_count=found.recompile_count,
+        recompile_limit_hit=found.recompile_limit_hit,
+        guards=found.guards,
+        notes=tuple(notes),
+        kind=m.kind,
+        toggled=m.toggled,
+        index=m.index,
+    )
+
+
+class _Live:
+    """After a call of a compiled callable, at most every LIVE_INTERVAL_S: progress and the
+    sections so far as a "traced" diagnostics event (the app shows a long loop as it runs)."""
+
+    def __init__(self, ctx: RunContext, capture: RunCapture, base: Report) -> None:
+        self.ctx = ctx
+        self.capture = capture
+        self.base = replace(base, kind="program")
+        self.made: CompiledCallables | None = None
+        self.last = time.monotonic()
+
+    def __call__(self, m: Made) -> None:
+        made = self.made
+        if made is None or time.monotonic() - self.last < LIVE_INTERVAL_S:
+            return
+        self.last = time.monotonic()
+        try:
+            self.ctx.progress("calls", f"call {made.calls}: {m.name} (call {m.calls} of it)", made.calls)
+            sections = tuple(section(made, x) for x in ordered(made.made))
+            early = replace(
+                diagnostics.read(self.capture).apply(self.base),
+                stage="traced",
+                calls=made.calls,
+                callables=sections,
+                notes=tuple(self.ctx.notes),
+            )
+            self.ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        except Exception:  # noqa: BLE001 - a courtesy must never fail the program
+            pass
+
+
+class _Alarm:
+    """--max-seconds for a program that stops calling its compiled callables (a long eager
+    stretch): SIGALRM raises ProgramStopped wherever the program is. Between calls the bound is
+    checked first (program_compiles.py), so this only fires on a stretch without calls."""
+
+    GRACE_S = 0.5
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.previous: Any = None
+
+    def __enter__(self) -> _Alarm:
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.GRACE_S)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+    def _expired(self, signum: int, frame: types.FrameType | None) -> None:
+        raise ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
+
+    def cancel(self) -> None:
+        if self.seconds and self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+
+def _exit_code(code: Any) -> int:
+    """sys.exit's argument as the process's exit status, as Python gives it."""
+    if code is None:
+        return 0
+    if isinstance(code, bool):
+        return int(code)
+    if isinstance(code, int):
+        return code & 0xFF if code >= 0 else code % 256
+    return 1  # sys.exit("message") prints it and exits 1
+
+
+def _raised(exc: BaseException, path: str, made: CompiledCallables) -> tuple[ProgramExit, RunError]:
+    line = _program_line(exc, path)
+    message = first_line(safe_str(exc)) or type(exc).__name__
+    try:
+        detail = "".join(traceback.format_exception(exc))[-6000:]
+    except Exception:  # noqa: BLE001
+        detail = ""
+    inside = made.raised_in.get(id(exc))
+    kind = "compile" if inside is not None and _from_torch_compiler(exc) else "snippet"
+    where = f" in {inside.name} (compiled at line {inside.line})" if inside is not None else ""
+    error = RunError(
+        kind=kind,
+        type=type(exc).__name__,
+        message=f"the program raised{where}: {message}",
+        line=line,
+        detail=detail,
+    )
+    return ProgramExit(code=1, exception=ProgramException(type(exc).__name__, message, line)), error
+
+
+def _from_torch_compiler(exc: BaseException) -> bool:
+    """Whether torch's compiler raised it (a fullgraph refusal, a backend failure)."""
+    try:
+        from torch._dynamo.exc import TorchDynamoException
+
+        if isinstance(exc, TorchDynamoException):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    return type(exc).__module__.startswith(("torch._dynamo", "torch._inductor"))
+
+
+def _program_line(exc: BaseException, path: str) -> int | None:
+    """The innermost line of the program file on the exception's traceback."""
+    real = os.path.realpath(path)
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if os.path.realpath(frame.f_code.co_filename) == real:
+            line = lineno
+    return line
+
+
+def _mode_note(forced: bool, args: tuple[str, ...], overrides: dict[str, Any]) -> str:
+    why = "--program asks for it" if forced else "it defines no `model` or `fn` and calls torch.compile itself"
+    argv = f" with sys.argv[1:] = {list(args)!r}" if args else ""
+    toggles = (
+        "; toggled over every torch.compile call: " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+        if overrides
+        else "; each torch.compile call as the program wrote it"
+    )
+    return f"program: ran as `python FILE`{argv} ({why}){toggles}"

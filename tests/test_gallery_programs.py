@@ -1,0 +1,285 @@
+"""The gallery's programs (snippets/programs/: files that call torch.compile themselves, run as
+`python FILE` runs them) prove their claims on the installed torch.
+
+For each program, the playground's `check --json` is compared with what torch itself says of
+the same program run as `python FILE` in a fresh process (tests/program_truth.py: a counting
+backend per torch.compile call, torch's compile ids and its graph_breaks log records): per
+compiled callable and in total, graphs, breaks, recompiles and calls. Each program's EXPECTED
+says what a reader is promised; where torch versions differ, TORCH_DIFFERS says how, and the
+truth decides. The bounds (--max-calls, --max-seconds), toggles over the program's own
+arguments, and how a program ends (an exception, sys.exit, argparse's usage error) are checked
+here too. The test process stays torch-free.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = sorted(p for p in (ROOT / "snippets" / "programs").glob("*.py") if not p.name.startswith("_"))
+NEEDS = {"hf_generate.py": "transformers"}
+TIMEOUT_S = 600
+COUNTS = ("graph_count", "graph_break_count", "recompile_count")
+
+
+def _literal(path: Path, name: str) -> Any:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def _skip_missing(path: Path) -> None:
+    needed = NEEDS.get(path.name)
+    if needed and importlib.util.find_spec(needed) is None:
+        pytest.skip(f"{path.name} needs {needed} (pip install compile-playground[models])")
+
+
+def _check(path: Path, *flags: str, args: list[str] | tuple[str, ...] = ()) -> tuple[int, dict[str, Any], str]:
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing", *flags]
+    if args:
+        cmd += ["--", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def _truth(path: Path, args: list[str], backend: str | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, str(ROOT / "tests" / "program_truth.py")]
+    if backend:
+        cmd += ["--backend", backend]
+    done = subprocess.run([*cmd, str(path), *args], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _keyed(callables: list[dict[str, Any]], index_of: Any) -> dict[str, dict[str, Any]]:
+    """Callables by name, or name#N (N: the order torch.compile made it) where names repeat."""
+    names = [c["name"] for c in callables]
+    return {c["name"] if names.count(c["name"]) == 1 else f"{c['name']}#{index_of(c)}": c for c in callables}
+
+
+def _ours(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return _keyed(report["callables"], lambda c: c["index"])
+
+
+def _theirs(truth: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    listed = truth["callables"]
+    return _keyed(listed, lambda c: listed.index(c) + 1)
+
+
+def _torch_minor(version: str) -> str:
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def _agree(report: dict[str, Any], truth: dict[str, Any]) -> None:
+    ours, theirs = _ours(report), _theirs(truth)
+    assert sorted(ours) == sorted(theirs)
+    for key, section in ours.items():
+        for field in (*COUNTS, "calls"):
+            assert section[field] == theirs[key][field], (key, field, section, theirs[key])
+    for field in COUNTS:
+        assert report[field] == truth[field], (field, report[field], truth[field])
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_a_program_reports_what_torch_compiled_per_callable(path: Path) -> None:
+    _skip_missing(path)
+    expected = _literal(path, "EXPECTED") or {"args": []}
+    args = expected.get("args", [])
+    code, report, stderr = _check(path, args=args)
+    assert code == 0, stderr
+    assert report["kind"] == "program" and report["error"] is None
+    assert report["program_exit"] == {"code": 0, "exception": None} and report["stopped"] is None
+    truth = _truth(path, args)
+    _agree(report, truth)
+    for section in report["callables"]:
+        assert section["line"] and section["file"] == str(path)
+        source = path.read_text().splitlines()[section["line"] - 1]
+        assert "compile" in source, (section["name"], section["line"], source)
+    promised = dict(expected)
+    differs = (_literal(path, "TORCH_DIFFERS") or {}).get(_torch_minor(report["torch_version"]), {})
+    for key, value in differs.items():
+        promised[key] = (
+            {**promised[key], **{k: {**promised[key][k], **v} for k, v in value.items()}}
+            if key == "callables"
+            else value
+        )
+    for field in COUNTS:
+        if field in promised:
+            assert report[field] == promised[field], (field, report[field])
+    ours = _ours(report)
+    for key, numbers in promised.get("callables", {}).items():
+        for field, value in numbers.items():
+            assert ours[key][field] == value, (key, field, ours[key][field])
+
+
+def test_a_callable_that_compiled_nothing_says_why() -> None:
+    code, report, _ = _check(ROOT / "snippets" / "programs" / "module_compile.py")
+    assert code == 0
+    for section in report["callables"]:
+        if section["calls"] and section["graph_count"] == 0:
+            assert any("compiled nothing" in n and "skips" in n for n in section["notes"]), section["notes"]
+            assert section["kind"] == "module.compile"
+
+
+def test_a_toggled_backend_replaces_the_programs_own_and_says_so() -> None:
+    path = ROOT / "snippets" / "programs" / "train_loop.py"
+    code, report, _ = _check(path, "--backend", "eager", args=["--epochs", "1"])
+    assert code == 0
+    for section in report["callables"]:
+        assert section["options"]["backend"] == "'aot_eager'"
+        assert section["toggled"] == {"backend": "aot_eager → eager"}
+        assert any("backend=aot_eager → eager (toggled)" in n for n in section["notes"])
+    _agree(report, _truth(path, ["--epochs", "1"], backend="eager"))
+
+
+def test_max_calls_stops_a_long_loop_with_a_report_of_what_ran() -> None:
+    path = ROOT / "snippets" / "programs" / "train_loop.py"
+    code, report, _ = _check(path, "--max-calls", "7", args=["--epochs", "1000"])
+    assert code == 0 and report["error"] is None
+    assert report["stopped"] == {"by": "max_calls", "at": 7}
+    assert report["program_exit"]["code"] is None
+    assert sum(c["calls"] for c in report["callables"]) == 7
+    assert report["graph_count"] == 4  # both recompiled at the first short batch, the 3rd call of each
+
+
+def _program(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_max_seconds_stops_an_eager_stretch(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "spin.py",
+        """
+        import time
+        import torch
+
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        while True:
+            time.sleep(0.01)
+        """,
+    )
+    started = time.monotonic()
+    code, report, _ = _check(path, "--max-seconds", "1")
+    assert time.monotonic() - started < 60
+    assert code == 0 and report["stopped"]["by"] == "max_seconds"
+    assert 1.0 <= report["stopped"]["at"] < 10
+    assert report["callables"][0]["calls"] == 1 and report["callables"][0]["graph_count"] == 1
+
+
+def test_a_program_that_raises_keeps_its_sections_and_names_its_line(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "raises.py",
+        """
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return x.sin()
+
+        f(torch.ones(3))
+        raise ValueError("bad data")
+        """,
+    )
+    code, report, stderr = _check(path)
+    assert code == 2 and "bad data" in stderr
+    assert report["error"]["kind"] == "snippet" and report["error"]["line"] == 9
+    assert report["program_exit"] == {"code": 1, "exception": {"type": "ValueError", "message": "bad data", "line": 9}}
+    assert report["callables"][0]["graph_count"] == 1
+
+
+def test_a_fullgraph_refusal_inside_a_callable_is_torch_compiles_finding(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "refused.py",
+        """
+        import torch
+
+        @torch.compile(backend="eager", fullgraph=True)
+        def f(x):
+            print("no")
+            return x + 1
+
+        f(torch.ones(3))
+        """,
+    )
+    code, report, _ = _check(path)
+    assert code == 0, report["error"]
+    assert report["error"]["kind"] == "compile"
+    assert report["program_exit"]["code"] == 1
+
+
+def test_sys_exit_and_argv(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "argv.py",
+        """
+        import sys
+        import torch
+
+        g = torch.compile(torch.cos, backend="eager")
+        g(torch.ones(1))
+        print("argv", sys.argv[1:], __name__)
+        sys.exit(int(sys.argv[1]))
+        """,
+    )
+    code, report, _ = _check(path, args=["0", "--x"])
+    assert code == 0 and report["program_exit"] == {"code": 0, "exception": None}
+    assert "argv ['0', '--x'] __main__" in report["output"]["text"]
+    code, report, stderr = _check(path, args=["3"])
+    assert code == 2 and report["program_exit"]["code"] == 3
+    assert report["error"]["type"] == "SystemExit" and report["error"]["line"] == 8, stderr
+
+
+def test_program_mode_is_forced_or_found_and_a_snippet_stays_a_snippet(tmp_path: Path) -> None:
+    _, report, _ = _check(ROOT / "snippets" / "default.py")
+    assert report["kind"] == "snippet" and "callables" not in report
+    path = _program(
+        tmp_path,
+        "both.py",
+        """
+        import torch
+
+        def fn(x):
+            return x * 2
+
+        def inputs():
+            return [torch.ones(2)]
+
+        if __name__ == "__main__":
+            torch.compile(fn, backend="eager")(torch.ones(2))
+        """,
+    )
+    _, report, _ = _check(path)
+    assert report["kind"] == "snippet"
+    _, report, _ = _check(path, "--program")
+    assert report["kind"] == "program" and report["callables"][0]["name"] == "fn"
+    assert any("--program asks for it" in n for n in report["notes"])
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_a_program_runs_on_its_own(path: Path) -> None:
+    _skip_missing(path)
+    args = (_literal(path, "EXPECTED") or {}).get("args", [])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(path), *args], capture_output=True, text=True, timeout=TIMEOUT_S, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
