@@ -26,11 +26,13 @@ from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.matrix import combinations
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import ProgramOptions
 from playground.engine.report import Report
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
 from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
 from playground.engine.textsafe import visible
+from playground.engine.wording import program as program_words
 from tui.engine.messages import (
     DiagnosticsReady,
     Progress,
@@ -86,6 +88,7 @@ class PlaygroundApp(App[None]):
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
         run_flags: RunFlags = DEFAULT_RUN_FLAGS,
+        program: ProgramOptions | None = None,
     ) -> None:
         super().__init__()
         self.main = MainScreen()
@@ -103,6 +106,7 @@ class PlaygroundApp(App[None]):
             present=present,
             passes=passes,
             run_flags=run_flags,
+            program=program,
         )
         #: Shown once the app is up (e.g. "opened your existing snippet.py").
         self.notice = notice
@@ -304,6 +308,7 @@ class PlaygroundApp(App[None]):
     # Settings: each change reruns at once.
     def _change(self, settings: Settings, what: str) -> None:
         self.settings = settings
+        self.pipeline.toggled(what)  # a program's own argument for it is replaced from now on
         self.request_run(f"{what} changed")
 
     def action_toggle_fullgraph(self) -> None:
@@ -321,6 +326,25 @@ class PlaygroundApp(App[None]):
     def action_toggle_device(self) -> None:
         device = "cpu" if self.settings.device == "cuda" else "cuda"
         self._change(replace(self.settings, device=device), "device")
+
+    def action_cycle_toggle_target(self) -> None:
+        """A program's toggles: on every callable, then each of the last report's in turn."""
+        report = self.pipeline.shown_report()
+        keys = program_words.keys(report) if report is not None and report.kind == "program" else ()
+        if not keys:
+            what = "the file runs as a snippet" if not self.pipeline.view_program else "no compiled callable yet"
+            self.notify(f"o picks the compiled callable the toggles act on: {what}", timeout=4)
+            return
+        options: list[str | None] = [None, *keys]
+        now = self.pipeline.toggle_target
+        after = options[(options.index(now) + 1) % len(options)] if now in options else None
+        self.pipeline.toggle_target = after
+        words = after or "every callable"
+        if self.pipeline.toggled_settings:
+            self.request_run(f"toggles on {words}")
+        else:
+            self.pipeline.publish()
+            self.notify(f"the setting keys now act on {words}", timeout=4)
 
     def action_toggle_kernels(self) -> None:
         self._toggle_pass("kernels", "kernels profile")

@@ -9,6 +9,7 @@ from typing import Any
 
 from playground import snippets_dir
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import ProgramOptions
 from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S, RunFlags
 from playground.engine.session import SessionWriter
 from tui.factory import initial_settings, make_app
@@ -43,6 +44,7 @@ def main(
     passes: Passes = NO_PASSES,
     timing: bool = True,
     min_run_time: float | None = None,
+    program: ProgramOptions | None = None,
 ) -> int:
     """Open the app on `path` (or on ./snippet.py, made from the default); the exit status.
 
@@ -52,6 +54,8 @@ def main(
     `present` is a session folder every complete run is published to, for followers.
     `passes` (--kernels, --code, --guard-what-if) are asked of every run from the first one.
     `timing` False (--no-timing) and `min_run_time` (--min-run-time) hold for every run.
+    `program` (-- ARGS, --max-calls, --max-seconds, --program, --callable) holds for every run
+    of a file that runs as a program (playground/engine/program.py).
     """
     from tui.engine.protocol import real_engine
 
@@ -85,6 +89,7 @@ def main(
         present=writer,
         passes=passes,
         run_flags=flags,
+        program=program,
     )
     try:
         app.run()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import ProgramOptions
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
 from playground.engine.settings import Settings
@@ -40,6 +41,7 @@ def make_app(
     present: SessionWriter | None = None,
     passes: Passes = NO_PASSES,
     run_flags: RunFlags = DEFAULT_RUN_FLAGS,
+    program: ProgramOptions | None = None,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -49,7 +51,8 @@ def make_app(
     `pinned` are the command line's setting flags, kept when another snippet is opened;
     `present` publishes every complete run to a workshop session that followers read;
     `passes` are asked of every run (keys k, 0 and u ask later); `run_flags` (--no-timing,
-    --min-run-time) hold for every run.
+    --min-run-time) hold for every run; `program` (-- ARGS, --max-calls, --max-seconds,
+    --program, --callable) holds for every run of a file that runs as a program.
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -63,4 +66,5 @@ def make_app(
         present=present,
         passes=passes,
         run_flags=run_flags,
+        program=program,
     )

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from playground.engine.passes import Passes
-from playground.engine.program import ProgramRun, is_program
+from playground.engine.program import ProgramOptions, ProgramRun
 from playground.engine.run_request import RunFlags
 from playground.engine.settings import (
     DEVICES,
@@ -239,6 +239,19 @@ def add_program_flags(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="stop a program after S seconds (a report of what ran, not an error)",
     )
+    g.add_argument(
+        "--callable",
+        type=callable_arg,
+        metavar="NAME",
+        help="the setting flags act on this compiled callable only (its name in the report, or NAME#N)",
+    )
+
+
+def callable_arg(text: str) -> str:
+    """--callable: a callable's report key, one printable line."""
+    if not text.strip() or not text.isprintable() or len(text) > 200:
+        raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a callable's name (as the report shows it)")
+    return text.strip()
 
 
 def count_arg(text: str) -> int:
@@ -255,13 +268,15 @@ def count_arg(text: str) -> int:
 def program_of(args: argparse.Namespace, text: str | None, program_args: list[str]) -> ProgramRun | None:
     """The run's program mode for a file's `text` (None: it runs as a snippet). The toggled
     settings are the setting flags given, which then replace what the program passes."""
-    forced = bool(getattr(args, "program", False))
-    if not forced and not (text and is_program(text)):
-        return None
-    return ProgramRun(
+    return program_options(args, program_args).run_for(text, tuple(overrides_of(args)))
+
+
+def program_options(args: argparse.Namespace, program_args: list[str]) -> ProgramOptions:
+    """The command line's program flags, held for every save of a watched or opened file."""
+    return ProgramOptions(
         args=tuple(program_args),
         max_calls=getattr(args, "max_calls", None),
         max_seconds=getattr(args, "max_seconds", None),
-        toggled=tuple(overrides_of(args)),
-        forced=forced,
+        forced=bool(getattr(args, "program", False)),
+        only=getattr(args, "callable", None),
     )

@@ -22,6 +22,7 @@ from playground.cli.flags import (
     add_view_flags,
     overrides_of,
     passes_of,
+    program_options,
     seconds_arg,
     split_program_args,
 )
@@ -183,7 +184,9 @@ def _app(argv: list[str]) -> int:
     add_run_flags(p)
     add_view_flags(p)
     add_present_flag(p)
-    args = p.parse_args(argv)
+    add_program_flags(p)
+    ours, program_args = split_program_args(argv)
+    args = p.parse_args(ours)
     try:
         from tui.cli import main as tui_main
     except ImportError as exc:  # pragma: no cover - the app is an optional front end
@@ -197,6 +200,7 @@ def _app(argv: list[str]) -> int:
         passes=passes_of(args),
         timing=args.timing,
         min_run_time=args.min_run_time,
+        program=program_options(args, program_args),
     )
     return int(result or 0)
 

@@ -12,15 +12,19 @@ from typing import Any
 from playground.cli.flags import (
     MAX_MIN_RUN_TIME_S,
     MAX_TIMEOUT_S,
+    add_program_flags,
     add_setting_flags,
     mode_arg,
     name_arg,
     overrides_of,
+    program_options,
     seconds_arg,
+    split_program_args,
 )
 from playground.engine.client import WorkerClient
 from playground.engine.matrix import (
     DEFAULT_BACKENDS,
+    MATRIX_AXES,
     Cell,
     combinations,
     compile_split_words,
@@ -107,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     # The other settings (mode, device, cold, torch's switches) hold for every cell; the
     # matrix varies fullgraph, dynamic and backend itself, the ladder only the backend.
     add_setting_flags(p)
+    add_program_flags(p)
     p.add_argument("--no-timing", dest="timing", action="store_false")
     p.add_argument("--min-run-time", type=seconds_arg(0, MAX_MIN_RUN_TIME_S), default=0.05)
     p.add_argument("--timeout", type=seconds_arg(0, MAX_TIMEOUT_S), default=120.0)
@@ -130,6 +135,8 @@ async def _run_cells(args: argparse.Namespace, cells_settings: list[Settings]) -
             cells_settings,
             flags=RunFlags(timing=args.timing, min_run_time=args.min_run_time),
             on_progress=progress,
+            program=program_options(args, args.program_args),
+            axes=("backend", "mode") if args.ladder else MATRIX_AXES,
         ):
             done.append(cell)
     finally:
@@ -157,7 +164,9 @@ def _json_out(
 
 
 def matrix_main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    ours, program_args = split_program_args(argv)
+    args = _parser().parse_args(ours)
+    args.program_args = program_args
     # The snippet's other settings (mode, device, cold) are kept in every cell.
     prepared = prepare_run(args.snippet, overrides_of(args))
     if prepared.error is not None:

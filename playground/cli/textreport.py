@@ -19,6 +19,7 @@ from playground.engine.wording import (
 )
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
+from playground.engine.wording import program as program_words
 from playground.engine.wording.line import Line, at_line
 
 
@@ -26,6 +27,7 @@ def render(report: Report) -> str:
     lines: list[str] = []
     for section in (
         _head_lines,
+        _program_lines,
         _break_lines,
         _limit_lines,
         _recompile_lines,
@@ -46,7 +48,8 @@ def _head_lines(report: Report) -> list[str]:
     """The snippet and settings, the summary, and what went wrong before anything else."""
     # A file name is one line of the header, whatever it holds (a newline would start another).
     name = one_line(os.path.basename(report.snippet)) or "snippet"
-    lines = [f"{name}  torch {report.torch_version}  {report.settings.label()}"]
+    label = program_words.settings_words(report) if report.kind == "program" else report.settings.label()
+    lines = [f"{name}  torch {report.torch_version}  {label}"]
     lines.append(report.summary_line() + f"  calls {report.calls}")
     if report.worker_restarted:
         lines.append(f"note: the worker restarted ({report.worker_restart_reason})")
@@ -189,6 +192,13 @@ def _note_and_output_lines(report: Report) -> list[str]:
         if len(out) > len(shown):
             lines.append(f"  | … {len(out) - len(shown)} more lines")
     return lines
+
+
+def _program_lines(report: Report) -> list[str]:
+    """A program's sections, one per compiled callable, before the totals' details."""
+    if report.kind != "program":
+        return []
+    return _indented(program_words.program_lines(report), indent="")
 
 
 def _indented(lines: Iterable[Line], indent: str = "  ") -> list[str]:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import overrides_of, passes_of, run_flags_of
+from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
 from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
@@ -96,7 +96,9 @@ class _Watch:
             self.show("complete", prepared.refused_report())
             return
         try:
-            request = RunRequest(prepared, run_flags_of(args), passes_of(args))
+            text = prepared.source.text if prepared.source else None
+            program = program_of(args, text, args.program_args)
+            request = RunRequest(prepared, run_flags_of(args), passes_of(args), program=program)
             result = await self.client.run(request, lambda event: self._on_event(gen, event))
         except RunCancelled:
             return

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from playground.engine.errors import RunCancelled
+from playground.engine.program import ProgramOptions
 from playground.engine.report import Comparison, Equivalence, PhaseTotals, Report
 from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
@@ -226,6 +227,9 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
+#: The settings a matrix varies: for a program, these replace its own torch.compile arguments.
+MATRIX_AXES = ("fullgraph", "dynamic", "backend")
+
 #: A cell's timings: on, and shorter than a single run's, since a matrix times every cell.
 MATRIX_FLAGS = RunFlags(timing=True, min_run_time=0.05)
 
@@ -237,15 +241,23 @@ async def run_matrix(
     *,
     flags: RunFlags = MATRIX_FLAGS,
     on_progress: Callable[[int, int, Settings], None] | None = None,
+    program: ProgramOptions | None = None,
+    axes: tuple[str, ...] = MATRIX_AXES,
 ) -> AsyncIterator[tuple[int, Cell]]:
     """Yield (index, cell) as each combination finishes; cancel with client.cancel(). `client`
     is a WorkerClient or anything with its async run(). Each cell reads the file again, under
-    its own settings as given (a cell is its combination, whatever the snippet's SETTINGS say)."""
+    its own settings as given (a cell is its combination, whatever the snippet's SETTINGS say).
+    A program (`program`'s rule) runs each cell with the matrix's `axes` laid over its own
+    torch.compile arguments, and the rest as it wrote them."""
+    options = program or ProgramOptions()
     for i, settings in enumerate(cells):
         if on_progress is not None:
             on_progress(i, len(cells), settings)
         try:
-            result = await client.run(RunRequest(prepared_as_given(path, settings), flags))
+            prepared = prepared_as_given(path, settings)
+            text = prepared.source.text if prepared.source else None
+            request = RunRequest(prepared, flags, program=options.run_for(text, axes))
+            result = await client.run(request)
         except RunCancelled:
             return
         yield i, Cell.from_report(settings, result.report)

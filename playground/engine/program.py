@@ -12,25 +12,64 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from playground.engine.report import Wire
+from playground.engine.report.program import ProgramRun
+
+__all__ = ["PROGRAM_TOGGLES", "ProgramOptions", "ProgramRun", "callable_key", "is_program", "matches"]
 
 #: The module-level names that make a file a snippet (contract: "the target").
 TARGET_NAMES = ("model", "fn")
 
+#: The settings that, toggled, replace a program's own torch.compile arguments.
+PROGRAM_TOGGLES = ("backend", "fullgraph", "dynamic", "mode")
+
 
 @dataclass(frozen=True)
-class ProgramRun(Wire):
-    """How a program runs: its argv after the file (`-- ARGS`), the bounds of a long program
-    (calls of compiled callables, seconds; None: unbounded), and which settings the user set
-    (flags or keys), which then override what the program passes to torch.compile. A setting
-    not named here leaves the program's own choice alone."""
+class ProgramOptions:
+    """What the command line says about programs, held for every save: the program's own
+    arguments, the bounds, `--program`, and `--callable` (the toggles' one target)."""
 
     args: tuple[str, ...] = ()
     max_calls: int | None = None
     max_seconds: float | None = None
-    toggled: tuple[str, ...] = ()
-    #: Whether `--program` forced the mode (the file also defines a target).
     forced: bool = False
+    only: str | None = None
+
+    def run_for(self, text: str | None, toggled: tuple[str, ...], only: str | None = None) -> ProgramRun | None:
+        """The program run of a file's `text` now (None: it runs as a snippet), with the
+        settings the user set (`toggled`) laid over the program's own; `only` (else the
+        command line's) narrows them to one callable. Decided on every save: an edit that adds a
+        `model` makes the file a snippet again."""
+        if not self.forced and not (text and is_program(text)):
+            return None
+        return ProgramRun(
+            args=self.args,
+            max_calls=self.max_calls,
+            max_seconds=self.max_seconds,
+            toggled=toggled,
+            forced=self.forced,
+            only=only if only is not None else self.only,
+        )
+
+    def words(self) -> str:
+        """How it runs, for the screen: `program -- --epochs 2 (max 200 calls)`."""
+        text = "program" + (" (forced)" if self.forced else "")
+        if self.args:
+            text += " -- " + " ".join(self.args)
+        bounds = [f"max {self.max_calls} calls"] if self.max_calls else []
+        bounds += [f"max {self.max_seconds:g} s"] if self.max_seconds else []
+        return text + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def callable_key(name: str, index: int, names: list[str]) -> str:
+    """A compiled callable's key in a report: its name, or name#N (N: the order torch.compile
+    made it) where several share the name; `names` are all of the report's callables' names."""
+    return name if names.count(name) == 1 else f"{name}#{index}"
+
+
+def matches(only: str | None, name: str, index: int) -> bool:
+    """Whether the toggles' target `only` names this callable: every one when None, by name
+    (every callable of that name), or by name#N (that one)."""
+    return only is None or only == name or only == f"{name}#{index}"
 
 
 def defines_target(tree: ast.Module) -> bool:

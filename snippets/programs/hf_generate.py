@@ -23,9 +23,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 def main() -> None:
     torch.manual_seed(0)
-    config = GPT2Config(
-        n_layer=2, n_head=2, n_embd=64, vocab_size=256, n_positions=64, bos_token_id=0, eos_token_id=0
-    )
+    config = GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=256, n_positions=64, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config).eval()
     model.forward = torch.compile(model.forward, backend="eager")
     prompt = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(1))

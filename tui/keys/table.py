@@ -192,6 +192,15 @@ KEYS: tuple[Key, ...] = (
         "guard-what-if",
     ),
     Key(
+        "o",
+        "cycle_toggle_target",
+        "one callable",
+        "Toggles on one callable",
+        "for a program (a file that calls torch.compile itself): which compiled callable the "
+        "setting keys act on, every one or each in turn; the others keep the program's own arguments",
+        "toggle-target",
+    ),
+    Key(
         "l",
         "line_cursor",
         "line",

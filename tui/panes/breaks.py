@@ -6,13 +6,16 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from playground.engine.report import GraphBreak, Report
-from playground.engine.wording import breaks
+from playground.engine.wording import breaks, program
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural, styled_lines
 from tui.run.findings import refused_break
 
 
 def render_breaks(report: Report) -> RenderableType:
-    """The count line, then each distinct site with its reason, hints and line."""
+    """The count line, then each distinct site with its reason, hints and line. A program's
+    breaks belong to its compiled callables: one section each, its breaks under it."""
+    if report.kind == "program" and refused_break(report) is None:
+        return Group(*styled_lines(program.program_lines(report, detail=True)))
     refused = refused_break(report)
     if refused is not None:
         return _refusal(refused, report.graph_count)

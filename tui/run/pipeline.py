@@ -29,6 +29,7 @@ from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.live import LiveRun, LiveRuns
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import PROGRAM_TOGGLES, ProgramOptions
 from playground.engine.report import Report
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags, RunRequest
 from playground.engine.session import SessionWriter
@@ -74,6 +75,7 @@ class RunPipeline:
         present: SessionWriter | None = None,
         passes: Passes = NO_PASSES,
         run_flags: RunFlags = DEFAULT_RUN_FLAGS,
+        program: ProgramOptions | None = None,
     ) -> None:
         self._app = app
         self._show = show
@@ -87,6 +89,15 @@ class RunPipeline:
         #: Settings given on the command line: they outlast a switch to another snippet.
         #: Only the keys given, already typed: {"dynamic": None} is an explicit --dynamic auto.
         self._pinned = dict(pinned or {})
+        #: How a file that calls torch.compile itself runs (the command line's -- ARGS, bounds,
+        #: --program, --callable), for every save and every file opened.
+        self.program = program or ProgramOptions()
+        #: The settings the user set (flags, keys) that replace a program's own torch.compile
+        #: arguments; and the one callable they act on (None: all), which key o picks.
+        self._toggled = [key for key in PROGRAM_TOGGLES if key in self._pinned]
+        self.toggle_target: str | None = self.program.only
+        #: How the newest request runs: "program …" words, or "" for a snippet.
+        self._mode = ""
         self._source = ShownSnippet(snippet)
         self._requests = LiveRuns()
         self.engine_host = EngineHost(app, engine, self._requests.is_current)
@@ -146,6 +157,9 @@ class RunPipeline:
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,
             passes=self.passes,
+            program=self._mode,
+            toggled=self.toggled_settings,
+            toggle_target=self.toggle_target if self._mode else None,
         )
         self._show(view)
 
@@ -156,6 +170,9 @@ class RunPipeline:
     # Lifecycle: the app's mount and unmount.
     def start(self) -> None:
         self._source.refresh()
+        # The mode is on screen from the start, before torch is up.
+        if self.program.run_for(self._source.text, ()) is not None:
+            self._mode = self.program.words()
         self.publish()
         self._watching.start(self.snippet)
         self.engine_host.start()
@@ -172,9 +189,25 @@ class RunPipeline:
     def stop_watching(self) -> None:
         self._watching.stop()
 
+    def toggled(self, what: str) -> None:
+        """A setting key was pressed: from now on it replaces what a program passes."""
+        if what in PROGRAM_TOGGLES and what not in self._toggled:
+            self._toggled.append(what)
+
+    @property
+    def toggled_settings(self) -> tuple[str, ...]:
+        return tuple(self._toggled)
+
+    @property
+    def view_program(self) -> str:
+        """How the newest request runs: "program …", or "" for a snippet."""
+        return self._mode
+
     def open_snippet(self, path: Path) -> None:
         """Switch to another snippet file: its SETTINGS apply, then the command line's flags
         (as at start); the device stays."""
+        self._toggled = [key for key in PROGRAM_TOGGLES if key in self._pinned]
+        self.toggle_target = self.program.only
         self._watching.stop()
         self.settings = self._source.open(path, self.settings, self._pinned)
         self._results.clear()
@@ -215,7 +248,10 @@ class RunPipeline:
             return
         self.show_run(RunState("queued", message=reason))
         prepared = self._source.prepared(self.settings)
-        request = RunRequest(prepared, self.run_flags, self.passes, trace=trace)
+        text = prepared.source.text if prepared.source is not None else None
+        program = self.program.run_for(text, self.toggled_settings, self.toggle_target)
+        self._mode = self.program.words() if program is not None else ""
+        request = RunRequest(prepared, self.run_flags, self.passes, trace=trace, program=program)
         self.engine_host.send(LiveRun(self.generation, self.snippet, request))
 
     def hold_runs(self, why: str) -> asyncio.Lock:

@@ -80,6 +80,12 @@ class View:
     passes: Passes = NO_PASSES
     """What the runs ask for beyond the report (keys k and u, opening the Code pane, or the
     command line's flags)."""
+    #: How the file runs when it is a program ("program -- --epochs 2"); "" for a snippet.
+    program: str = ""
+    #: The settings that replace a program's own torch.compile arguments (the keys pressed,
+    #: the flags given), and the one compiled callable they act on (key o); None: every one.
+    toggled: tuple[str, ...] = ()
+    toggle_target: str | None = None
 
     @property
     def error(self) -> RunError | None:

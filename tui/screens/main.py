@@ -31,7 +31,7 @@ from tui.run.view import View
 from tui.widgets import line_cursor
 from tui.widgets.deck import PaneDeck, TabBar
 from tui.widgets.display import Bar, PaneView, SteadyFooter
-from tui.widgets.summary_bar import FittedSettings, FittedSummary, title_text
+from tui.widgets.summary_bar import FittedSettings, FittedSummary, ProgramToggles, title_text
 
 #: Columns from which the source gets its own column beside the tabs.
 WIDE = 120
@@ -315,7 +315,9 @@ class MainScreen(Screen[None]):
         with self.app.batch_update():
             self.query_one("#title", Bar).update(title_text(view))
             used = view.report.settings if view.report and not view.stale else None
-            self.query_one("#settings", Bar).update(FittedSettings(view.settings, used, passes=view.passes))
+            program = ProgramToggles(view.toggled, view.toggle_target) if view.program else None
+            bar = FittedSettings(view.settings, used, passes=view.passes, program=program)
+            self.query_one("#settings", Bar).update(bar)
             summary = self.query_one("#summary", Bar)
             summary.update(FittedSummary(view))
             summary.set_class(view.run.kind == "error", "-error")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from playground.engine.passes import NO_PASSES, Passes
+from playground.engine.program import PROGRAM_TOGGLES
 from playground.engine.settings import Settings, config_word, dynamic_name
 from tui.panes.common import BAD, DIM, GOOD, WARN, plural
 from tui.run.findings import refusal_words
@@ -64,6 +67,8 @@ def title_text(view: View) -> Text:
     """Snippet, torch version and device: what a projector audience needs to place the screen."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(view.snippet_name or "(no snippet)", style="bold")
+    if view.program:
+        text.append(f"  {view.program}", style=f"bold {WARN}")
     version = view.torch_version
     text.append(f"  torch {version}" if version else "  torch: starting…")
     text.append(f"  device {view.settings.device}")
@@ -92,23 +97,29 @@ def settings_text(
     width: int | None = None,
     *,
     passes: Passes = NO_PASSES,
+    program: ProgramToggles | None = None,
 ) -> Text:
     """The toggles with their keys, so the screen teaches its own controls, then `k kernels on`
     when the runs profile the kernels and `u what-if on` when they measure the guard what-if
     (`passes`), then torch's own switches when set. Within `width`
     columns (None: no limit) the longest form that fits: shorter toggle names first, then switch
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
-    so a cut is never silent."""
-    extra = bool(settings.switch_words() or settings.target or _shown_passes(passes)) or (
+    so a cut is never silent. For a `program`, a toggle not pressed reads "as written": the
+    program's own torch.compile argument holds."""
+    extra = bool(settings.switch_words() or settings.target or _shown_passes(passes) or program) or (
         used is not None and _differs(settings, used)
     )
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
-        text = _settings_form(settings, used, names=names, short_switches=short_switches, passes=passes)
+        text = _settings_form(
+            settings, used, names=names, short_switches=short_switches, passes=passes, program=program
+        )
         if width is None or text.cell_len <= width:
             return text
     if settings.switch_words():
-        text = _settings_form(settings, used, names=2, short_switches=True, counted=True, passes=passes)
+        text = _settings_form(
+            settings, used, names=2, short_switches=True, counted=True, passes=passes, program=program
+        )
     text.truncate(width, overflow="ellipsis")
     return text
 
@@ -121,6 +132,7 @@ def _settings_form(
     short_switches: bool,
     counted: bool = False,
     passes: Passes = NO_PASSES,
+    program: ProgramToggles | None = None,
 ) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     values = (
@@ -136,7 +148,13 @@ def _settings_form(
         text.append(key, style="bold reverse")
         shown = levels[names]
         text.append(f" {shown} " if shown else " ")
-        text.append(value, style="bold")
+        if program is not None and levels[0] in PROGRAM_TOGGLES and levels[0] not in program.toggled:
+            text.append("as written", style=DIM)
+        else:
+            text.append(value, style="bold")
+    if program is not None and program.toggled and program.target is not None:
+        text.append(" on ")
+        text.append(program.target, style="bold")
     # Off by default and said only when on, as torch's switches are: the bar at 80 columns holds
     # the five toggles and little more (k and u are in the help and the palette).
     for key, word in _shown_passes(passes):
@@ -185,17 +203,34 @@ def _switch_words(settings: Settings, *, short: bool) -> list[str]:
     return words + settings.switch_words()[len(settings.config) :]
 
 
+@dataclass(frozen=True)
+class ProgramToggles:
+    """A program's toggles as the settings bar shows them: which settings replace the program's
+    own arguments (the rest read "as written"), and the one callable they act on (None: all)."""
+
+    toggled: tuple[str, ...] = ()
+    target: str | None = None
+
+
 class FittedSettings:
     """The settings bar as a renderable: `settings_text` at whatever width it is drawn in, so a
     resize picks the form that fits without the screen re-rendering it."""
 
-    def __init__(self, settings: Settings, used: Settings | None = None, *, passes: Passes = NO_PASSES) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        used: Settings | None = None,
+        *,
+        passes: Passes = NO_PASSES,
+        program: ProgramToggles | None = None,
+    ) -> None:
         self.settings = settings
         self.used = used
         self.passes = passes
+        self.program = program
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield settings_text(self.settings, self.used, width=options.max_width, passes=self.passes)
+        yield settings_text(self.settings, self.used, width=options.max_width, passes=self.passes, program=self.program)
 
 
 def _differs(a: Settings, b: Settings) -> bool:

@@ -36,7 +36,7 @@ from playground.engine.report.kernels import KernelsProfile, KernelTime, OpTime
 from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import PHASE_KEYS, CompilePhase, PhaseTotals
-from playground.engine.report.program import CompiledCallable, ProgramException, ProgramExit, Stopped
+from playground.engine.report.program import CompiledCallable, ProgramException, ProgramExit, ProgramRun, Stopped
 from playground.engine.report.recompiles import GuardFailure, Recompile
 from playground.engine.report.run import Report
 from playground.engine.report.save_waterfall import INSIDE_PHASES, WATERFALL_PHASES, SaveWaterfall, WaterfallPhase
@@ -48,6 +48,7 @@ __all__ = [
     "CompiledCallable",
     "ProgramException",
     "ProgramExit",
+    "ProgramRun",
     "Stopped",
     "PHASE_KEYS",
     "STRICT_ENV",

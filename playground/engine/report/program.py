@@ -56,6 +56,24 @@ class CompiledCallable(Wire):
 
 
 @dataclass(frozen=True)
+class ProgramRun(Wire):
+    """How a program runs: its argv after the file (`-- ARGS`), the bounds of a long program
+    (calls of compiled callables, seconds; None: unbounded), and which settings the user set
+    (flags or keys), which then override what the program passes to torch.compile. A setting
+    not named here leaves the program's own choice alone."""
+
+    args: tuple[str, ...] = ()
+    max_calls: int | None = None
+    max_seconds: float | None = None
+    toggled: tuple[str, ...] = ()
+    #: Whether `--program` forced the mode (the file also defines a target).
+    forced: bool = False
+    #: The one compiled callable the toggles act on, by its report key (`callable_key`: its
+    #: name, or name#N for the N-th torch.compile call where names repeat); None: every one.
+    only: str | None = None
+
+
+@dataclass(frozen=True)
 class Stopped(Wire):
     """Where a bound ended a long program: `by` "max_calls" (at = the calls made) or
     "max_seconds" (at = the seconds it ran)."""

@@ -19,7 +19,7 @@ from playground.engine.report.kernels import KernelsProfile
 from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import CompilePhase, PhaseTotals
-from playground.engine.report.program import CompiledCallable, ProgramExit, Stopped
+from playground.engine.report.program import CompiledCallable, ProgramExit, ProgramRun, Stopped
 from playground.engine.report.recompiles import Recompile
 from playground.engine.report.timings import Timings
 from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
@@ -95,6 +95,8 @@ class Report(Wire):
     callables: tuple[CompiledCallable, ...] = wire((), omit=_not_a_program)
     stopped: Stopped | None = wire(None, omit=_not_a_program)
     program_exit: ProgramExit | None = wire(None, omit=_not_a_program)
+    #: How the program was asked to run: its argv, bounds, the toggled settings and their target.
+    program: ProgramRun | None = wire(None, omit=_not_a_program)
 
     @property
     def equivalence_word(self) -> str:

@@ -106,10 +106,16 @@ def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
     module = scope.open()
     seed_everything()
     try:
-        exec(code, module.__dict__)  # noqa: S102 - running the user's snippet is the product
+        run_code(code, module)
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
         raise failure("snippet", exc, ctx.path, "the snippet raised while importing") from None
     return module
+
+
+def run_code(code: types.CodeType, module: types.ModuleType) -> None:
+    """Run the user's code (a snippet's module body or a whole program) in `module`: the one
+    place the worker executes text it was given."""
+    exec(code, module.__dict__)  # noqa: S102 - running the user's code is the product
 
 
 def compiled_source(ctx: RunContext) -> types.CodeType:

@@ -20,6 +20,7 @@ import types
 from dataclasses import replace
 from typing import Any
 
+from playground.engine.program import callable_key, matches
 from playground.engine.report import (
     CompiledCallable,
     ProgramException,
@@ -48,11 +49,11 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     overrides = {key: getattr(settings, key) for key in program.toggled if key in TOGGLABLE}
     deadline = time.monotonic() + program.max_seconds if program.max_seconds else None
     bounds = Bounds(max_calls=program.max_calls, deadline=deadline)
+    base = replace(base, kind="program", program=program)
     live = _Live(ctx, capture, base)
-    made = CompiledCallables(capture, path, settings.device, overrides, bounds, on_call=live)
+    made = CompiledCallables(capture, path, settings.device, overrides, bounds, on_call=live, only=program.only)
     live.made = made
-    base = replace(base, kind="program")
-    ctx.notes.append(_mode_note(program.forced, program.args, overrides))
+    ctx.notes.append(_mode_note(program.forced, program.args, overrides, program.only))
     ctx.progress("loading", "running the program")
     scope = loading.SnippetScope(path, "__main__", not ctx.request.warmup)
     saved_argv, saved_main = sys.argv, sys.modules.get("__main__")
@@ -67,7 +68,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     try:
         loading.seed_everything()
         with timer:
-            exec(code, module.__dict__)  # noqa: S102 - running the user's program is the product
+            loading.run_code(code, module)
         exit_ = ProgramExit(code=0)
     except ProgramStopped as stop:
         stopped = Stopped(by=stop.by, at=stop.at)
@@ -96,6 +97,10 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
             sys.modules["__main__"] = saved_main
     found = diagnostics.read(capture).apply(base)
     sections = tuple(section(made, m) for m in ordered(made.made))
+    if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
+        names = [m.name for m in made.made]
+        keys = ", ".join(callable_key(m.name, m.index, names) for m in made.made) or "none"
+        ctx.notes.append(f"program: no compiled callable is {program.only!r}, so nothing was toggled (made: {keys})")
     return replace(
         found,
         calls=made.calls,
@@ -152,7 +157,7 @@ class _Live:
     def __init__(self, ctx: RunContext, capture: RunCapture, base: Report) -> None:
         self.ctx = ctx
         self.capture = capture
-        self.base = replace(base, kind="program")
+        self.base = base
         self.made: CompiledCallables | None = None
         self.last = time.monotonic()
 
@@ -260,11 +265,12 @@ def _program_line(exc: BaseException, path: str) -> int | None:
     return line
 
 
-def _mode_note(forced: bool, args: tuple[str, ...], overrides: dict[str, Any]) -> str:
+def _mode_note(forced: bool, args: tuple[str, ...], overrides: dict[str, Any], only: str | None) -> str:
     why = "--program asks for it" if forced else "it defines no `model` or `fn` and calls torch.compile itself"
     argv = f" with sys.argv[1:] = {list(args)!r}" if args else ""
+    over = "every torch.compile call" if only is None else f"{only}'s torch.compile call"
     toggles = (
-        "; toggled over every torch.compile call: " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+        f"; toggled over {over}: " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
         if overrides
         else "; each torch.compile call as the program wrote it"
     )

@@ -29,12 +29,13 @@ from typing import Any
 
 import torch
 
+from playground.engine.program import PROGRAM_TOGGLES, matches
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.calls import counting_around
 from playground.worker.run.failures import first_line
 
 #: The settings a user can toggle over a program's own torch.compile arguments.
-TOGGLABLE = ("backend", "fullgraph", "dynamic", "mode")
+TOGGLABLE = PROGRAM_TOGGLES
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -93,11 +94,14 @@ class CompiledCallables:
         overrides: dict[str, Any],
         bounds: Bounds,
         on_call: Callable[[Made], None] | None = None,
+        only: str | None = None,
     ) -> None:
         self.capture = capture
         self.path = os.path.realpath(program_path)
         self.device = device
         self.overrides = overrides
+        #: The one callable the overrides act on (engine/program.py `matches`); None: all.
+        self.only = only
         self.bounds = bounds
         self.on_call = on_call
         self.made: list[Made] = []
@@ -140,8 +144,9 @@ class CompiledCallables:
         file, line = self._caller()
         name, kind = _name_of(model)
         options = {k: _shown(v) for k, v in kwargs.items()}
-        effective, toggled = self._effective(kwargs)
-        made = Made(len(self.made) + 1, name, kind, file, line, options, toggled, model)
+        index = len(self.made) + 1
+        effective, toggled = self._effective(kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        made = Made(index, name, kind, file, line, options, toggled, model)
         self.made.append(made)
         try:
             backend = self._counting_backend(effective)

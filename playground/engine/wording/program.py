@@ -1,0 +1,140 @@
+"""A program's report in words: how it ran, where a bound stopped it, and one section per
+compiled callable (where it was made, its options and what the toggles replaced, its calls,
+graphs, breaks and recompiles). The text report, Markdown and the app's pane all read these."""
+
+from __future__ import annotations
+
+import os
+
+from playground.engine.program import callable_key, matches
+from playground.engine.report import CompiledCallable, Report
+from playground.engine.settings import dynamic_name
+from playground.engine.wording import breaks
+from playground.engine.wording.line import BAD, DIM, GOOD, HEADING, WARN, Line, plural
+
+#: How each kind of callable was made, as the section's title says it.
+KIND_WORDS = {
+    "function": "torch.compile(fn)",
+    "module": "torch.compile(module)",
+    "module.compile": "module.compile()",
+    "method": "torch.compile(bound method)",
+}
+
+
+def keys(report: Report) -> tuple[str, ...]:
+    """Each callable's key, in the report's order: what --callable and the app's target name."""
+    names = [c.name for c in report.callables]
+    return tuple(callable_key(c.name, c.index, names) for c in report.callables)
+
+
+#: The settings a program's toggles may replace, as the settings label words them.
+_TOGGLE_WORDS = {
+    "fullgraph": lambda s: f"fullgraph={'on' if s.fullgraph else 'off'}",
+    "dynamic": lambda s: f"dynamic={dynamic_name(s.dynamic)}",
+    "backend": lambda s: f"backend={s.backend}",
+    "mode": lambda s: f"mode={s.mode or 'default'}",
+}
+
+
+def settings_words(report: Report) -> str:
+    """A program's settings as its header says them: what the user toggled over the program's
+    own torch.compile arguments (and on which callable), else "as written"; torch's switches."""
+    program = report.program
+    toggled = [_TOGGLE_WORDS[k](report.settings) for k in (program.toggled if program else ()) if k in _TOGGLE_WORDS]
+    words = "program as written" if not toggled else "program, toggled " + " ".join(toggled)
+    if toggled and program is not None and program.only is not None:
+        words += f" on {program.only}"
+    return "  ".join([words, f"device={report.settings.device}", *report.settings.switch_words()])
+
+
+def ended_line(report: Report) -> Line | None:
+    """Where a bound stopped the program, or how it ended when that is news (an exit status,
+    an exception); None for a program that ran to its end."""
+    if report.stopped is not None:
+        by = report.stopped.by
+        at = (
+            f"{report.stopped.at:g} s (--max-seconds)"
+            if by == "max_seconds"
+            else f"{plural(int(report.stopped.at), 'call')} (--max-calls)"
+        )
+        return Line.of(f"stopped at {at}: what ran until then, not an error", tag=WARN)
+    end = report.program_exit
+    if end is None:
+        return None
+    if end.exception is not None:
+        where = f" at line {end.exception.line}" if end.exception.line else ""
+        return Line.of(f"the program raised {end.exception.type}{where}: {end.exception.message}", tag=BAD)
+    if end.code:
+        return Line.of(f"the program exited with status {end.code}", tag=BAD)
+    return None
+
+
+def headline(report: Report) -> Line:
+    """ "program: 2 compiled callables, 6 calls, graphs 4, breaks 0, recompiles 2"."""
+    return Line.of(
+        ("program: ", HEADING),
+        f"{plural(len(report.callables), 'compiled callable')}, {plural(report.calls, 'call')}  ",
+        (f"graphs {report.graph_count}  breaks {report.graph_break_count}  recompiles {report.recompile_count}", DIM),
+    )
+
+
+def callable_lines(
+    c: CompiledCallable, key: str, program_file: str = "", *, detail: bool = False, target: bool = False
+) -> tuple[Line, ...]:
+    """One callable's section: its title (key, how it was made, where) with its counts, the
+    options the program gave with what the toggles replaced, its notes (a callable that compiled
+    nothing says why), then each break site (`detail`: with torch's explanation and hints) and
+    recompile under it. `target`: the toggles act on this one alone (--callable, key o)."""
+    place = f"line {c.line}" if c.line else "an unknown line"
+    if c.file and program_file and os.path.realpath(c.file) != os.path.realpath(program_file):
+        place = f"{os.path.basename(c.file)}:{c.line}" if c.line else os.path.basename(c.file)
+    compiled_nothing = c.calls > 0 and c.graph_count == 0
+    counts_tag = WARN if compiled_nothing or c.graph_break_count or c.recompile_count else GOOD
+    lines = [
+        Line.of(
+            (key, HEADING),
+            f"  {KIND_WORDS.get(c.kind, c.kind)} at {place}",
+            ("  ◀ the toggles act on this one" if target else "", WARN),
+            tag=HEADING,
+        ),
+        Line.of(
+            (
+                f"calls {c.calls}  graphs {c.graph_count}  breaks {c.graph_break_count}  recompiles {c.recompile_count}",
+                counts_tag,
+            ),
+            ("  RECOMPILE LIMIT HIT: fell back to eager" if c.recompile_limit_hit else "", BAD),
+            depth=1,
+        ),
+    ]
+    given = {k: v for k, v in c.options.items() if k not in c.toggled}
+    if given:
+        lines.append(Line.of(("options: " + ", ".join(f"{k}={v}" for k, v in given.items()), DIM), depth=1))
+    for k, change in c.toggled.items():
+        lines.append(Line.of((f"{k}: {change} (toggled)", WARN), depth=1))
+    for note in c.notes:
+        if note.startswith("program: ") and "(toggled)" in note:
+            continue  # said just above
+        lines.append(Line.of((note, WARN if compiled_nothing else DIM), depth=1))
+    for site in c.graph_breaks:
+        shown = breaks.site_lines(site) if detail else breaks.site_lines(site)[:1]
+        lines += [Line.of(*line.pieces, tag=line.tag, depth=1 + line.depth) for line in shown]
+    for r in c.recompiles:
+        where = f"line {r.line}" if r.line else r.function
+        reason = r.reasons[0] if r.reasons else "guards failed"
+        lines.append(Line.of(f"recompile {r.compile_id or ''} at {where}: ", (reason, WARN), depth=1))
+    return tuple(lines)
+
+
+def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:
+    """The whole program: the headline, how it ended, then each callable's section."""
+    lines = [headline(report)]
+    ended = ended_line(report)
+    if ended is not None:
+        lines.append(ended)
+    if not report.callables:
+        lines.append(Line.of("the program made no compiled callable (it never called torch.compile)", tag=WARN))
+    only = report.program.only if report.program is not None and report.program.toggled else None
+    for c, key in zip(report.callables, keys(report), strict=True):
+        target = only is not None and matches(only, c.name, c.index)
+        lines += [Line.of(""), *callable_lines(c, key, report.snippet, detail=detail, target=target)]
+    return tuple(lines)
