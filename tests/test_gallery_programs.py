@@ -283,3 +283,97 @@ def test_a_program_runs_on_its_own(path: Path) -> None:
         [sys.executable, str(path), *args], capture_output=True, text=True, timeout=TIMEOUT_S, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# --- equivalence per callable, against the same program under force_eager -------------------
+
+
+def test_each_callable_is_compared_with_the_program_run_eagerly_values_and_grads() -> None:
+    path = ROOT / "snippets" / "programs" / "train_loop.py"
+    code, report, _ = _check(path, args=["--epochs", "2"])
+    assert code == 0, report["error"]
+    sections = _ours(report)
+    for name, section in sections.items():
+        eq = section["equivalence"]
+        assert eq["ok"] and eq["verdict"] == "identical", (name, eq)
+        assert {o["call"] for o in eq["outputs"]} == set(range(1, section["calls"] + 1))
+        assert "force_eager" in eq["reference"]
+    # The module's parameters: one set of grads per backward() the program made (3 batches x 2).
+    net = sections["Net"]["equivalence"]
+    assert {g["name"] for g in net["grads"]} >= {"grad['fc1.weight']", "grad['fc2.bias']"}
+    assert {g["call"] for g in net["grads"]} == set(range(1, 7))
+    assert sections["loss_fn"]["equivalence"]["grads"] == []  # a function has no parameters
+    assert report["equivalence"]["ok"] and report["equivalence"]["verdict"] == "identical"
+
+
+def test_a_callable_whose_compiled_values_differ_is_the_one_that_fails(tmp_path: Path) -> None:
+    # A backend that adds 1 to every output: what the program computes eagerly is the truth.
+    path = _program(
+        tmp_path,
+        "wrong.py",
+        """
+        import torch
+
+        def off_by_one(gm, example_inputs):
+            def run(*args):
+                return [o + 1 for o in gm(*args)]
+            return run
+
+        good = torch.compile(lambda x: x * 2, backend="eager")
+        bad = torch.compile(lambda x: x * 3, backend=off_by_one)
+        x = torch.ones(4)
+        for _ in range(3):
+            good(x)
+            bad(x)
+        """,
+    )
+    code, report, _ = _check(path)
+    assert code == 0, report["error"]
+    good, bad = report["callables"]
+    assert good["equivalence"]["ok"] and good["equivalence"]["verdict"] == "identical"
+    assert not bad["equivalence"]["ok"] and bad["equivalence"]["verdict"] == "differs"
+    assert [o["max_abs"] for o in bad["equivalence"]["outputs"]] == [1.0, 1.0, 1.0]
+    assert report["equivalence"]["ok"] is False
+    assert all(o["name"].startswith("<lambda>#2: ") for o in report["equivalence"]["outputs"] if not o["ok"])
+
+
+def test_runs_whose_calls_part_are_compared_up_to_where_they_part(tmp_path: Path) -> None:
+    # The loop's length depends on the compiled values: compiled (x + 1 + 1 per step) stops
+    # sooner than eager, so the two runs' calls part after the common prefix.
+    path = _program(
+        tmp_path,
+        "loop.py",
+        """
+        import torch
+
+        def plus_one(gm, example_inputs):
+            return lambda *args: [o + 1 for o in gm(*args)]
+
+        step = torch.compile(lambda x: x + 1, backend=plus_one)
+        other = torch.compile(lambda x: x - 1, backend="eager")
+        x = torch.zeros(1)
+        while x.item() < 6:
+            x = step(x)
+        other(x)
+        """,
+    )
+    code, report, _ = _check(path)
+    assert code == 0, report["error"]
+    assert any("parted at call 4" in n for n in report["notes"]), report["notes"]
+    step = report["callables"][0]["equivalence"]
+    assert {o["call"] for o in step["outputs"]} == {1, 2, 3}
+    assert report["callables"][1].get("equivalence") is None  # never reached in common
+
+
+def test_callable_aims_the_toggles_at_one_callable(tmp_path: Path) -> None:
+    path = ROOT / "snippets" / "programs" / "train_loop.py"
+    code, report, _ = _check(path, "--backend", "eager", "--callable", "loss_fn", args=["--epochs", "1"])
+    assert code == 0, report["error"]
+    sections = _ours(report)
+    assert sections["loss_fn"]["toggled"] == {"backend": "aot_eager → eager"}
+    assert sections["Net"]["toggled"] == {}
+    assert report["program"]["only"] == "loss_fn"
+    code, report, _ = _check(path, "--backend", "eager", "--callable", "nothing_here", args=["--epochs", "1"])
+    assert code == 0
+    assert any("no compiled callable is 'nothing_here'" in n for n in report["notes"]), report["notes"]
+    assert all(c["toggled"] == {} for c in report["callables"])

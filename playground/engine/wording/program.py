@@ -115,6 +115,7 @@ def callable_lines(
         if note.startswith("program: ") and "(toggled)" in note:
             continue  # said just above
         lines.append(Line.of((note, WARN if compiled_nothing else DIM), depth=1))
+    lines += _against_eager(c)
     for site in c.graph_breaks:
         shown = breaks.site_lines(site) if detail else breaks.site_lines(site)[:1]
         lines += [Line.of(*line.pieces, tag=line.tag, depth=1 + line.depth) for line in shown]
@@ -123,6 +124,40 @@ def callable_lines(
         reason = r.reasons[0] if r.reasons else "guards failed"
         lines.append(Line.of(f"recompile {r.compile_id or ''} at {where}: ", (reason, WARN), depth=1))
     return tuple(lines)
+
+
+def _against_eager(c: CompiledCallable) -> list[Line]:
+    """Its values against the program run eagerly, then its steady-state times with its break
+    count beside them (a speedup is never shown without it)."""
+    lines: list[Line] = []
+    eq = c.equivalence
+    if eq is not None:
+        differs = [e for e in eq.outputs if e.compared and not e.ok]
+        if differs:
+            first = differs[0]
+            worst = f"max_abs {first.max_abs:.3g}" if first.max_abs is not None else first.note
+            lines.append(
+                Line.of(
+                    ("values: DIFFER from eager ", BAD),
+                    f"({plural(len(differs), 'leaf', 'leaves')}; first {first.name} at its call {first.call}: {worst})",
+                    depth=1,
+                )
+            )
+        else:
+            lines.append(Line.of((f"values: {eq.verdict or 'ok'} against eager", GOOD), f"  ({eq.note})", depth=1))
+    t = c.timings
+    if t is not None and t.compiled_ms is not None and t.eager_ms is not None:
+        speed = f"{t.speedup:.2f}x" if t.speedup is not None else "n/a"
+        shaky = f"  unreliable: {t.unreliable}" if t.unreliable else ""
+        lines.append(
+            Line.of(
+                f"steady calls ({t.compiled_runs}): eager {t.eager_ms:.3g} ms  compiled {t.compiled_ms:.3g} ms  ",
+                (f"speedup {speed} with {plural(c.graph_break_count, 'break')}", WARN if shaky else DIM),
+                (shaky, WARN),
+                depth=1,
+            )
+        )
+    return lines
 
 
 def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:

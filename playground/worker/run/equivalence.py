@@ -170,7 +170,7 @@ def check(
             groups[leaf.group][leaf.position] = replace(entry, worst=_worst(leaf.eager, leaf.compiled, None))
     for entries in groups.values():
         # A verdict already given (a value one side lacks, the float64 rule) stands.
-        entries[:] = [e if e.verdict else replace(e, verdict=_verdict(e)) for e in entries]
+        entries[:] = [e if e.verdict else replace(e, verdict=verdict_of(e)) for e in entries]
     compared = [e for entries in groups.values() for e in entries if e.compared]
     verdict = max((e.verdict for e in compared if e.verdict), key=VERDICTS.index, default="")
     ok = all(e.ok for entries in groups.values() for e in entries)
@@ -403,7 +403,8 @@ def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a else b
 
 
-def _verdict(entry: Comparison) -> str:
+def verdict_of(entry: Comparison) -> str:
+    """A leaf's verdict from its own numbers alone (the float64 rule gives 'within rounding')."""
     if not entry.compared:
         return ""
     if not entry.ok:

@@ -31,10 +31,11 @@ from playground.engine.report import (
 )
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
-from playground.worker.run import loading
+from playground.worker.run import loading, program_reference
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import first_line, safe_str
 from playground.worker.run.program_compiles import TOGGLABLE, Bounds, CompiledCallables, Made, ProgramStopped
+from playground.worker.run.reference import References
 
 #: Seconds between two live reports of a running program (calls, graphs, recompiles so far).
 LIVE_INTERVAL_S = 0.5
@@ -51,7 +52,10 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     bounds = Bounds(max_calls=program.max_calls, deadline=deadline)
     base = replace(base, kind="program", program=program)
     live = _Live(ctx, capture, base)
-    made = CompiledCallables(capture, path, settings.device, overrides, bounds, on_call=live, only=program.only)
+    recorder = program_reference.Recorder()
+    made = CompiledCallables(
+        capture, path, settings.device, overrides, bounds, on_call=live, only=program.only, on_return=recorder
+    )
     live.made = made
     ctx.notes.append(_mode_note(program.forced, program.args, overrides, program.only))
     ctx.progress("loading", "running the program")
@@ -64,6 +68,8 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     module = scope.open()
     sys.argv = [path, *program.args]
     made.install()
+    backward = program_reference.BackwardPatch(made, recorder)
+    backward.install()
     timer = _Alarm(program.max_seconds)
     try:
         loading.seed_everything()
@@ -89,14 +95,23 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exit_, error = _raised(exc, path, made)
     finally:
         timer.cancel()
+        backward.uninstall()
         made.uninstall()
         made.finish()
         sys.argv = saved_argv
+    try:
+        found = diagnostics.read(capture).apply(base)
+        sections = tuple(section(made, m) for m in ordered(made.made))
+        # Read while the program's module is still __main__: what its callables returned may
+        # hold instances of its own classes, which unpickle only there.
+        compared = _against_eager(ctx, found, sections, made, recorder)
+    finally:
         scope.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
-    found = diagnostics.read(capture).apply(base)
-    sections = tuple(section(made, m) for m in ordered(made.made))
+    if compared is not None:
+        sections = tuple(program_reference.with_comparison(s, compared) for s in sections)
+        ctx.notes.extend(compared.notes)
     if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
         names = [m.name for m in made.made]
         keys = ", ".join(callable_key(m.name, m.index, names) for m in made.made) or "none"
@@ -109,7 +124,30 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         stopped=stopped,
         program_exit=exit_,
         local_modules=(),
+        equivalence=compared.total if compared is not None else None,
     )
+
+
+def _against_eager(
+    ctx: RunContext, found: Report, sections: tuple[CompiledCallable, ...], made: CompiledCallables, recorder: Any
+) -> program_reference.Compared | None:
+    """The diagnostics first (the app shows them now), then the eager reference started and
+    waited for, and each callable's calls compared with it. None: no reference to compare."""
+    if not recorder.calls:
+        return None
+    if ctx.request.references is None:
+        ctx.notes.append("program: no eager reference in this run (isolation is off), so nothing was compared")
+        return None
+    early = replace(found, stage="traced", calls=made.calls, callables=sections, notes=tuple(ctx.notes))
+    ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+    references = References(ctx)
+    references.start()
+    ctx.progress("reference", f"the program again under {program_reference.STANCE}")
+    eager = references.eager()
+    if eager.note and not eager.program_calls:
+        ctx.notes.append(f"program: nothing compared: {eager.note}")
+        return None
+    return program_reference.compare(made.made, recorder, eager.program_calls, eager.note)
 
 
 def ordered(made: list[Made]) -> list[Made]:

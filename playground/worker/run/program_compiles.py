@@ -95,6 +95,7 @@ class CompiledCallables:
         bounds: Bounds,
         on_call: Callable[[Made], None] | None = None,
         only: str | None = None,
+        on_return: Callable[[Made, int, float, int, Any], None] | None = None,
     ) -> None:
         self.capture = capture
         self.path = os.path.realpath(program_path)
@@ -104,6 +105,9 @@ class CompiledCallables:
         self.only = only
         self.bounds = bounds
         self.on_call = on_call
+        #: Told of each call that returned: (callable, program-wide call number, seconds, graphs
+        #: compiled during it, what it returned) - program_reference.py's record.
+        self.on_return = on_return
         self.made: list[Made] = []
         self.calls = 0
         self._stack: list[Made] = []
@@ -245,8 +249,13 @@ class CompiledCallables:
             if made.first_call is None:
                 made.first_call = self.calls
             self._enter(made)
+            seq, graphs, started = self.calls, len(self.capture.graphs), time.perf_counter()
             try:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
+                if self.on_return is not None:
+                    _synchronize(self.device)
+                    self.on_return(made, seq, time.perf_counter() - started, len(self.capture.graphs) - graphs, out)
+                return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
                 raise
@@ -335,6 +344,12 @@ class CompiledCallables:
 
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
+
+
+def _synchronize(device: str) -> None:
+    """A call's time includes its GPU work, as torch.utils.benchmark's does."""
+    if device.startswith("cuda") and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def _skipped(code: types.CodeType) -> bool:

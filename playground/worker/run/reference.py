@@ -30,7 +30,7 @@ import os
 import pickle
 import select
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any, BinaryIO
 
 import torch
@@ -64,6 +64,8 @@ class SideResult:
     note: str = ""
     #: False when the process ended without writing its end: killed, out of memory, crashed.
     complete: bool = False
+    #: A program's reference: each call of its compiled callables (program_reference.py).
+    program_calls: list[Any] = field(default_factory=list)
 
 
 # --- one side's run, in whichever process ------------------------------------------------------
@@ -74,6 +76,14 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
 
     The module takes the compiled run's name (plus `suffix` in place, where that one is loaded
     too): the snippet's own classes in what it returns are then found again when unpickled."""
+    if request.run.program is not None:
+        from playground.worker.run import program_reference  # a program's own procedure
+
+        if side == "eager":
+            program_reference.run_reference(request, sink)
+        else:
+            sink.end(SideResult(complete=True, note="a program has no float64 reference"))
+        return
     ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
     scope = loading.SnippetScope(request.run.path, name, not request.warmup)
@@ -127,6 +137,9 @@ class Sink:
     def call(self, record: SideCall) -> None:
         raise NotImplementedError
 
+    def program_call(self, record: Any) -> None:
+        raise NotImplementedError
+
     def end(self, result: SideResult) -> None:
         raise NotImplementedError
 
@@ -141,6 +154,9 @@ class FileSink(Sink):
         self.path = path
 
     def call(self, record: SideCall) -> None:
+        self.fh.write(portable_dumps(record))
+
+    def program_call(self, record: Any) -> None:
         self.fh.write(portable_dumps(record))
 
     def end(self, result: SideResult) -> None:
@@ -158,8 +174,12 @@ class ListSink(Sink):
     def call(self, record: SideCall) -> None:
         self.result.calls[record.index] = record
 
+    def program_call(self, record: Any) -> None:
+        self.result.program_calls.append(record)
+
     def end(self, result: SideResult) -> None:
         result.calls = self.result.calls
+        result.program_calls = self.result.program_calls
         self.result = result
 
 
@@ -177,7 +197,10 @@ def read_side(path: str) -> SideResult:
                     result.calls[item.index] = item
                 elif isinstance(item, SideResult):
                     item.calls = result.calls
+                    item.program_calls = result.program_calls
                     result = item
+                elif type(item).__name__ in ("ProgramCall", "ProgramGrads"):  # by name: their module imports this one
+                    result.program_calls.append(item)
     except (OSError, pickle.UnpicklingError, AttributeError, ImportError, EOFError, ValueError) as exc:
         result.note = f"the reference's results could not be read back: {describe_exc(exc)}"
     return result
@@ -223,6 +246,8 @@ def portable_dumps(record: Any) -> bytes:
             record.grad_note,
             record.state,
         )
+    elif is_dataclass(record) and hasattr(record, "out"):  # a program's call (program_reference.py)
+        record = replace(record, out=_portable(record.out))
     return _dumps(record)
 
 
