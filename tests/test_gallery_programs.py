@@ -377,3 +377,42 @@ def test_callable_aims_the_toggles_at_one_callable(tmp_path: Path) -> None:
     assert code == 0
     assert any("no compiled callable is 'nothing_here'" in n for n in report["notes"]), report["notes"]
     assert all(c["toggled"] == {} for c in report["callables"])
+
+
+def test_os_exit_ends_the_program_not_the_run(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "osexit.py",
+        """
+        import os
+        import torch
+
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        os._exit(3)
+        """,
+    )
+    code, report, _ = _check(path)
+    assert code == 2
+    assert report["kind"] == "program" and report["program_exit"]["code"] == 3
+    assert report["error"]["kind"] == "snippet" and report["error"]["line"] == 7
+    assert report["callables"][0]["graph_count"] == 1
+
+
+def test_a_program_without_bounds_stops_within_its_timeout_with_a_report(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "forever.py",
+        """
+        import torch
+
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        while True:
+            f(torch.ones(2))
+        """,
+    )
+    code, report, _ = _check(path, "--timeout", "9")
+    assert code == 0 and report["error"] is None
+    assert report["stopped"]["by"] == "max_seconds" and 3 <= report["stopped"]["at"] < 9
+    assert any("a third of the run's timeout" in n for n in report["notes"]), report["notes"]
+    assert report["callables"][0]["equivalence"]["ok"]

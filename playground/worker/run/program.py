@@ -12,11 +12,9 @@ a compiled callable from torch's compiler.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 import traceback
-import types
 from dataclasses import replace
 from typing import Any
 
@@ -34,7 +32,17 @@ from playground.worker.capture.records import RunCapture
 from playground.worker.run import loading, program_reference
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import first_line, safe_str
-from playground.worker.run.program_compiles import TOGGLABLE, Bounds, CompiledCallables, Made, ProgramStopped
+from playground.worker.run.program_compiles import (
+    TOGGLABLE,
+    Alarm,
+    Bounds,
+    CompiledCallables,
+    Made,
+    OsExitPatch,
+    ProgramOsExit,
+    ProgramStopped,
+    program_seconds,
+)
 from playground.worker.run.reference import References
 
 #: Seconds between two live reports of a running program (calls, graphs, recompiles so far).
@@ -48,7 +56,8 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     path = ctx.request.run.path
     settings = ctx.settings
     overrides = {key: getattr(settings, key) for key in program.toggled if key in TOGGLABLE}
-    deadline = time.monotonic() + program.max_seconds if program.max_seconds else None
+    seconds, by_timeout = program_seconds(program.max_seconds, ctx.request.run.flags.timeout_s)
+    deadline = time.monotonic() + seconds if seconds else None
     bounds = Bounds(max_calls=program.max_calls, deadline=deadline)
     base = replace(base, kind="program", program=program)
     live = _Live(ctx, capture, base)
@@ -70,7 +79,9 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     made.install()
     backward = program_reference.BackwardPatch(made, recorder)
     backward.install()
-    timer = _Alarm(program.max_seconds)
+    exits = OsExitPatch()
+    exits.install()
+    timer = Alarm(seconds)
     try:
         loading.seed_everything()
         with timer:
@@ -79,6 +90,20 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     except ProgramStopped as stop:
         stopped = Stopped(by=stop.by, at=stop.at)
         exit_ = ProgramExit(code=None)
+        if by_timeout and stop.by == "max_seconds":
+            ctx.notes.append(
+                f"program: no --max-seconds, so it was bounded at {seconds:g} s, a third of the run's "
+                "timeout (the eager reference runs it again after): --max-seconds or --timeout sets it"
+            )
+    except ProgramOsExit as exc:
+        exit_ = ProgramExit(code=_exit_code(exc.code))
+        if exit_.code:
+            error = RunError(
+                kind="snippet",
+                type="SystemExit",
+                message=f"the program called os._exit({exc.code})",
+                line=_program_line(exc, path),
+            )
     except SystemExit as exc:
         exit_ = ProgramExit(code=_exit_code(exc.code))
         if exit_.code:
@@ -95,6 +120,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exit_, error = _raised(exc, path, made)
     finally:
         timer.cancel()
+        exits.uninstall()
         backward.uninstall()
         made.uninstall()
         made.finish()
@@ -217,37 +243,6 @@ class _Live:
             self.ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         except Exception:  # noqa: BLE001 - a courtesy must never fail the program
             pass
-
-
-class _Alarm:
-    """--max-seconds for a program that stops calling its compiled callables (a long eager
-    stretch): SIGALRM raises ProgramStopped wherever the program is. Between calls the bound is
-    checked first (program_compiles.py), so this only fires on a stretch without calls."""
-
-    GRACE_S = 0.5
-
-    def __init__(self, seconds: float | None) -> None:
-        self.seconds = seconds
-        self.started = time.monotonic()
-        self.previous: Any = None
-
-    def __enter__(self) -> _Alarm:
-        if self.seconds:
-            self.previous = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.GRACE_S)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cancel()
-
-    def _expired(self, signum: int, frame: types.FrameType | None) -> None:
-        raise ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
-
-    def cancel(self) -> None:
-        if self.seconds and self.previous is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-            self.previous = None
 
 
 def _exit_code(code: Any) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 import threading
 import time
@@ -49,6 +50,81 @@ class ProgramStopped(BaseException):
         super().__init__(f"stopped by {by} at {at}")
         self.by = by
         self.at = at
+
+
+class ProgramOsExit(BaseException):
+    """The program called os._exit(code): in the run's process that would end the run before
+    its report, so the call ends the program instead, like sys.exit (a process the program
+    forked exits for real)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"os._exit({code})")
+        self.code = code
+
+
+class Alarm:
+    """--max-seconds for a program that stops calling its compiled callables (a long eager
+    stretch): SIGALRM raises ProgramStopped wherever the program is. Between calls the bound is
+    checked first (CompiledCallables), so this only fires on a stretch without calls."""
+
+    GRACE_S = 0.5
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.previous: Any = None
+
+    def __enter__(self) -> Alarm:
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.GRACE_S)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+    def _expired(self, signum: int, frame: types.FrameType | None) -> None:
+        raise ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
+
+    def cancel(self) -> None:
+        if self.seconds and self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+
+class OsExitPatch:
+    """os._exit, for the length of the program, raising ProgramOsExit in this process."""
+
+    def __init__(self) -> None:
+        self.original: Callable[[int], Any] | None = None
+
+    def install(self) -> None:
+        self.original = original = os._exit
+        pid = os.getpid()
+
+        def _exit(code: int) -> Any:
+            if os.getpid() == pid and threading.current_thread() is threading.main_thread():
+                raise ProgramOsExit(code)
+            return original(code)
+
+        os._exit = _exit  # type: ignore[assignment]
+
+    def uninstall(self) -> None:
+        if self.original is not None:
+            os._exit = self.original  # type: ignore[assignment]
+            self.original = None
+
+
+def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
+    """How long the program may run: --max-seconds, else a third of the run's timeout (the
+    eager reference runs it again afterwards, and a report of what ran beats a timeout that
+    keeps nothing); and whether the timeout chose it."""
+    if max_seconds:
+        return max_seconds, False
+    if timeout_s:
+        return max(1.0, round(timeout_s / 3, 1)), True
+    return None, False
 
 
 @dataclass

@@ -33,7 +33,16 @@ from playground.engine.wording.line import plural
 from playground.worker.capture.records import RunCapture
 from playground.worker.run import loading
 from playground.worker.run.equivalence import verdict_of
-from playground.worker.run.program_compiles import Bounds, CompiledCallables, Made, ProgramStopped
+from playground.worker.run.program_compiles import (
+    Alarm,
+    Bounds,
+    CompiledCallables,
+    Made,
+    OsExitPatch,
+    ProgramOsExit,
+    ProgramStopped,
+    program_seconds,
+)
 from playground.worker.run.reference import portable_dumps
 from playground.worker.run.value_walk import compare_values
 
@@ -41,6 +50,8 @@ from playground.worker.run.value_walk import compare_values
 #: counted and timed, not compared (the note says how many were).
 RECORD_CALLS = 100
 RECORD_BYTES = 64 * 2**20
+#: Calls kept at all (their times and order): a tight loop makes millions in its bound.
+MAX_CALLS_KEPT = 100_000
 
 #: Fewer steady calls than this on a side: its median is shown, the speedup marked unreliable.
 MIN_TIMED = 5
@@ -85,6 +96,8 @@ class Recorder:
     backwards: int = 0
 
     def __call__(self, m: Made, seq: int, seconds: float, compiled: int, out: Any) -> None:
+        if seq > MAX_CALLS_KEPT:
+            return
         record = ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled)
         if m.calls <= RECORD_CALLS and self.bytes < RECORD_BYTES:
             try:
@@ -103,8 +116,10 @@ class Recorder:
     def backward(self, made: CompiledCallables) -> None:
         """After the program's own `tensor.backward()`: each compiled module's parameter grads."""
         self.backwards += 1
+        if self.backwards > RECORD_CALLS:
+            return
         record = ProgramGrads(self.backwards, made.calls)
-        if self.bytes < RECORD_BYTES and self.backwards <= RECORD_CALLS:
+        if self.bytes < RECORD_BYTES:
             for m in made.made:
                 owner = module_of(m)
                 if owner is None:
@@ -180,7 +195,9 @@ def run_reference(request: Any, sink: Any) -> None:
 
     program = request.run.program
     path = request.run.path
-    deadline = time.monotonic() + program.max_seconds if program.max_seconds else None
+    seconds, _ = program_seconds(program.max_seconds, request.run.flags.timeout_s)
+    deadline = time.monotonic() + seconds if seconds else None
+    exits = OsExitPatch()
     recorder = Recorder(sink=sink)
     made = CompiledCallables(
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
@@ -195,17 +212,18 @@ def run_reference(request: Any, sink: Any) -> None:
         sys.argv = [path, *program.args]
         made.install()
         patch.install()
+        exits.install()
         torch.compiler.set_stance("force_eager")
         loading.seed_everything()
         try:
-            loading.run_code(code, module)
-        except ProgramStopped:
-            pass
-        except SystemExit:
+            with Alarm(seconds):
+                loading.run_code(code, module)
+        except (ProgramStopped, ProgramOsExit, SystemExit):
             pass
     except BaseException as exc:  # noqa: BLE001 - the reference's end is data, never raised
         note = f"the eager run of the program raised {type(exc).__name__}"
     finally:
+        exits.uninstall()
         patch.uninstall()
         made.uninstall()
     sink.end(SideResult(complete=True, note=note))
@@ -233,6 +251,8 @@ def compare(made: list[Made], mine: Recorder, eager_records: list[Any], eager_no
     ours = sorted((c for c in mine.calls if isinstance(c, ProgramCall)), key=lambda c: c.seq)
     theirs = sorted((c for c in eager_records if type(c).__name__ == "ProgramCall"), key=lambda c: c.seq)
     common = _common_prefix(ours, theirs, eager_note, notes)
+    if common == MAX_CALLS_KEPT:
+        notes.append(f"the calls after the first {MAX_CALLS_KEPT} were neither compared nor timed")
     outputs: dict[int, list[Comparison]] = {}
     for a, b in zip(ours[:common], theirs[:common], strict=True):
         if a.recorded and b.recorded:
