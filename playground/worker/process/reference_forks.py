@@ -21,7 +21,8 @@ from playground.worker import compat
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited
 from playground.worker.process.witness import Witness
-from playground.worker.run.reference import GO, FileSink, run_side
+from playground.worker.run import program_reference
+from playground.worker.run.reference import GO, FileSink, SideResult, run_side
 from playground.worker.run.request import ReferenceProcesses, WorkerRequest
 
 
@@ -121,7 +122,13 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
         witness = Witness(request.id, request.run.path, parent)
         witness.install()
         with open(path + ".part", "wb") as fh:
-            run_side(request, side, FileSink(fh, path), emit=witness.sent)
+            sink = FileSink(fh, path)
+            if request.run.program is None:
+                run_side(request, side, sink, emit=witness.sent)
+            elif side == "eager":
+                program_reference.run_reference(request, sink)  # the program again, eagerly
+            else:
+                sink.end(SideResult(complete=True, note="a program has no float64 reference"))
         os.rename(path + ".part", path)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70

@@ -76,14 +76,6 @@ def run_side(request: WorkerRequest, side: str, sink: Sink, suffix: str = "", em
 
     The module takes the compiled run's name (plus `suffix` in place, where that one is loaded
     too): the snippet's own classes in what it returns are then found again when unpickled."""
-    if request.run.program is not None:
-        from playground.worker.run import program_reference  # a program's own procedure
-
-        if side == "eager":
-            program_reference.run_reference(request, sink)
-        else:
-            sink.end(SideResult(complete=True, note="a program has no float64 reference"))
-        return
     ctx = RunContext(request, emit or (lambda event: None), lambda: False)
     name = f"compile_playground_snippet_{request.id}{suffix}"
     scope = loading.SnippetScope(request.run.path, name, not request.warmup)
