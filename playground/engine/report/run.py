@@ -112,11 +112,14 @@ class Report(Wire):
         """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx`: the speedup never
         travels without the graph and break counts beside it, and is "unreliable" instead of a
         number when its measurement says so."""
+        counts = (
+            f"graphs {self.graph_count}  breaks {self.graph_break_count}  "
+            f"recompiles {self.recompile_count}  equiv {self.equivalence_word}"
+        )
+        if self.kind == "program":
+            # Speedups are per callable, in its section beside its own break count.
+            return counts + ("  stopped" if self.stopped is not None else "")
         speedup = "n/a"
         if self.timings is not None and self.timings.speedup is not None:
             speedup = "unreliable" if self.timings.unreliable else f"{self.timings.speedup:.2f}x"
-        return (
-            f"graphs {self.graph_count}  breaks {self.graph_break_count}  "
-            f"recompiles {self.recompile_count}  equiv {self.equivalence_word}  "
-            f"speedup {speedup}"
-        )
+        return f"{counts}  speedup {speedup}"
