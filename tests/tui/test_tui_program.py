@@ -32,7 +32,7 @@ async def test_a_program_shows_its_mode_and_a_section_per_callable() -> None:
         assert "Net  torch.compile(module) at line 51" in breaks
         assert "loss_fn  torch.compile(fn) at line 52" in breaks
         assert breaks.count("values: identical against eager") == 2
-        assert "steady calls" in breaks and "with 0 breaks" in breaks
+        assert "steady 8 calls" in breaks and "(0 breaks)" in breaks
 
 
 async def test_o_aims_the_toggles_at_one_callable_and_the_request_carries_it() -> None:

@@ -151,8 +151,8 @@ def _against_eager(c: CompiledCallable) -> list[Line]:
         shaky = f"  unreliable: {t.unreliable}" if t.unreliable else ""
         lines.append(
             Line.of(
-                f"steady calls ({t.compiled_runs}): eager {t.eager_ms:.3g} ms  compiled {t.compiled_ms:.3g} ms  ",
-                (f"speedup {speed} with {plural(c.graph_break_count, 'break')}", WARN if shaky else DIM),
+                f"steady {plural(t.compiled_runs, 'call')}: eager {t.eager_ms:.3g} ms  compiled {t.compiled_ms:.3g} ms  ",
+                (f"{speed} ({plural(c.graph_break_count, 'break')})", WARN if shaky else DIM),
                 (shaky, WARN),
                 depth=1,
             )

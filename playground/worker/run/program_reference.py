@@ -273,7 +273,7 @@ def compare(made: list[Made], mine: Recorder, eager_records: list[Any], eager_no
         calls = len({e.call for e in out})
         note = f"{plural(calls, 'call')} compared"
         if grad:
-            note += f", the grads of {plural(len({e.call for e in grad}), 'backward() call')}"
+            note += f", grads of {plural(len({e.call for e in grad}), 'backward()', 'backward()s')}"
         skipped = mine.skipped.get(m.index, 0)
         if skipped:
             note += f"; {skipped} later call(s) not recorded (at most {RECORD_CALLS} per callable, 64 MiB in all)"
