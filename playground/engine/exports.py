@@ -22,6 +22,7 @@ from playground.engine.report import Report
 from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
+from playground.engine.wording import program as program_words
 from playground.engine.wording.line import CODE, Line, plural
 
 #: The last line of every Markdown report we write to a file: how a later export knows that
@@ -183,7 +184,7 @@ def _source_line(path: str, line: int | None) -> str:
 
 def markdown_report(r: Report) -> str:
     """A report to paste into an issue or a workshop handout."""
-    out = _head_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
+    out = _head_markdown(r) + _program_markdown(r) + _breaks_markdown(r) + _recompiles_markdown(r)
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
     out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _guard_what_if_markdown(r)
@@ -198,7 +199,8 @@ def _head_markdown(r: Report) -> list[str]:
     name = os.path.basename(r.snippet) or "snippet"
     out = [f"# torch.compile report: `{name}`", ""]
     out.append(f"- torch {r.torch_version}, device {r.settings.device}")
-    out.append(f"- settings: `{r.settings.label()}`")
+    shown = program_words.settings_words(r) if r.kind == "program" else r.settings.label()
+    out.append(f"- settings: `{shown}`")
     out.append(f"- summary: `{r.summary_line()}`")
     if r.content_sha256:
         out.append(f"- content sha256: `{r.content_sha256[:16]}…`")
@@ -212,6 +214,14 @@ def _head_markdown(r: Report) -> list[str]:
     if r.recompile_limit_hit:
         out += ["**Recompile limit hit**: " + "; ".join(r.recompile_limit_functions), ""]
     return out
+
+
+def _program_markdown(r: Report) -> list[str]:
+    """A program's callables, each a paragraph with its facts under it (the text report's words)."""
+    if r.kind != "program":
+        return []
+    lines = tuple(line for line in program_words.program_lines(r) if any(text for text, _ in line.pieces))
+    return ["## Program", *_markdown_lines(lines, paragraphs=True), ""]
 
 
 def _breaks_markdown(r: Report) -> list[str]:

@@ -57,3 +57,16 @@ async def test_o_aims_the_toggles_at_one_callable_and_the_request_carries_it() -
 def test_program_breaks_pane_80x24(snap_compare):
     app = snapshot_app(canned("train_loop_program"), "train_loop.py")
     assert snap_compare(app, terminal_size=(80, 24), run_before=pressing("2"))
+
+
+def test_the_markdown_export_of_a_program_has_its_sections() -> None:
+    from tui_fakes import load_fixture
+
+    from playground.engine.exports import markdown_report
+    from playground.engine.report import Report
+
+    text = markdown_report(Report.from_dict(load_fixture("train_loop_program")))
+    assert "- settings: `program as written  device=cpu`" in text
+    assert "## Program" in text and "stopped at 20 calls (--max-calls)" in text
+    assert "Net  torch.compile(module) at line 51" in text and "- values: identical against eager" in text
+    assert "backend=inductor" not in text  # the program's own backend holds, not our default
