@@ -328,7 +328,8 @@ class PlaygroundApp(App[None]):
         self._change(replace(self.settings, device=device), "device")
 
     def action_cycle_toggle_target(self) -> None:
-        """A program's toggles: on every callable, then each of the last report's in turn."""
+        """A program's callable: the panes show it and the toggles act on it; every callable
+        (the totals) first, then each of the last report's in turn."""
         report = self.pipeline.shown_report()
         keys = program_words.keys(report) if report is not None and report.kind == "program" else ()
         if not keys:
@@ -344,7 +345,7 @@ class PlaygroundApp(App[None]):
             self.request_run(f"toggles on {words}")
         else:
             self.pipeline.publish()
-            self.notify(f"the setting keys now act on {words}", timeout=4)
+            self.notify(f"showing {words}; the setting keys now act on it", timeout=4)
 
     def action_toggle_kernels(self) -> None:
         self._toggle_pass("kernels", "kernels profile")

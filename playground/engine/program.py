@@ -10,9 +10,10 @@ torch.compile itself, or when the user says so (`--program`). Deciding it from t
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from playground.engine.report.program import ProgramRun
+from playground.engine.report.run import Report
 
 __all__ = ["PROGRAM_TOGGLES", "ProgramOptions", "ProgramRun", "callable_key", "is_program", "matches"]
 
@@ -137,3 +138,41 @@ def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return ""
+
+
+def focused(report: Report, key: str | None) -> Report:
+    """`report` as the app's panes show one compiled callable (`key`, as `callable_key` names
+    it): its own graphs, breaks, recompiles, guards, values and times in the top-level keys,
+    torch's explanation kept to its compile ids. The report itself when `key` names none."""
+    if key is None or report.kind != "program":
+        return report
+    names = [c.name for c in report.callables]
+    chosen = next((c for c in report.callables if callable_key(c.name, c.index, names) == key), None)
+    if chosen is None:
+        return report
+    ids = {g.compile_id for g in chosen.guards} | {r.compile_id for r in chosen.recompiles if r.compile_id}
+    functions = {g.function for g in chosen.guards}
+    explanation = report.explanation
+    explanation = replace(
+        explanation,
+        recompiles=tuple(d for d in explanation.recompiles if d.entry in ids),
+        limits=tuple(d for d in explanation.limits if d.function in functions),
+        guards=tuple(e for e in explanation.guards if e.compile_id in ids),
+        symbols=tuple(s for s in explanation.symbols if s.compile_id in ids),
+        specializations=tuple(s for s in explanation.specializations if s.compile_id in ids),
+        calls=(),  # which entry served each of the program's calls: not kept per callable
+    )
+    return replace(
+        report,
+        calls=chosen.calls,
+        graph_count=chosen.graph_count,
+        graph_breaks=chosen.graph_breaks,
+        graph_break_count=chosen.graph_break_count,
+        recompiles=chosen.recompiles,
+        recompile_count=chosen.recompile_count,
+        recompile_limit_hit=chosen.recompile_limit_hit,
+        guards=chosen.guards,
+        equivalence=chosen.equivalence,
+        timings=chosen.timings,
+        explanation=explanation,
+    )

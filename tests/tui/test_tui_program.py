@@ -43,6 +43,11 @@ async def test_o_aims_the_toggles_at_one_callable_and_the_request_carries_it() -
         await settle(pilot)
         assert app.pipeline.toggle_target == "Net"
         assert len(engine.requests) == 1  # nothing toggled yet: no rerun
+        # The panes show Net alone: its counts, its recompile, its guards; the totals stay in Breaks.
+        assert "Net: graphs 2  breaks 0  recompiles 1" in bar_text(app)
+        recompiles = pane_text(app, "recompiles")
+        assert "forward" in recompiles and "loss_fn" not in recompiles
+        assert "graphs 4  breaks 0  recompiles 2" in pane_text(app, "breaks")
         await pilot.press("b")
         await settle(pilot)
         last = engine.requests[-1].program
@@ -52,6 +57,7 @@ async def test_o_aims_the_toggles_at_one_callable_and_the_request_carries_it() -
         await settle(pilot)
         assert app.pipeline.toggle_target is None
         assert engine.requests[-1].program.only is None
+        assert bar_text(app).startswith("graphs 4")
 
 
 def test_program_breaks_pane_80x24(snap_compare):

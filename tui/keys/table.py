@@ -195,9 +195,10 @@ KEYS: tuple[Key, ...] = (
         "o",
         "cycle_toggle_target",
         "one callable",
-        "Toggles on one callable",
-        "for a program (a file that calls torch.compile itself): which compiled callable the "
-        "setting keys act on, every one or each in turn; the others keep the program's own arguments",
+        "One callable",
+        "for a program (a file that calls torch.compile itself): which compiled callable the panes "
+        "show and the setting keys act on, every one (the totals) or each in turn; the others keep "
+        "the program's own arguments",
         "toggle-target",
     ),
     Key(

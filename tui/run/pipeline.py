@@ -29,7 +29,7 @@ from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.live import LiveRun, LiveRuns
 from playground.engine.passes import NO_PASSES, Passes
-from playground.engine.program import PROGRAM_TOGGLES, ProgramOptions
+from playground.engine.program import PROGRAM_TOGGLES, ProgramOptions, focused
 from playground.engine.report import Report
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags, RunRequest
 from playground.engine.session import SessionWriter
@@ -152,7 +152,10 @@ class RunPipeline:
             settings=self.settings,
             hello=self.hello,
             run=self._run_state,
-            report=self._results.good,
+            # A program's panes show the callable `o` picked (its own counts), or the totals.
+            report=focused(self._results.good, self.toggle_target if self._mode else None)
+            if self._results.good is not None
+            else None,
             attempt=self._results.attempt,
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,

@@ -47,6 +47,8 @@ def _summary(view: View, separator: str, short: bool) -> Text:
             text.append(" ")
         # A refusal under fullgraph=True is the result: its words, not counts of nothing compiled.
         refusal = refusal_words(view.report, width=40)
+        if view.toggle_target and view.report.kind == "program":
+            text.append(f"{view.toggle_target}: ", style=f"bold {WARN}")  # the panes show it alone
         text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
     text.append(separator, style=DIM)
     text.append(view.run.words(short=short), style=_RUN_STYLES.get(view.run.kind, ""))

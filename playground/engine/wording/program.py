@@ -70,11 +70,17 @@ def ended_line(report: Report) -> Line | None:
 
 
 def headline(report: Report) -> Line:
-    """ "program: 2 compiled callables, 6 calls, graphs 4, breaks 0, recompiles 2"."""
+    """ "program: 2 compiled callables, 6 calls, graphs 4, breaks 0, recompiles 2": the sum of
+    the sections (each record belongs to one), so it holds for a report focused on one."""
+    cs = report.callables
+    calls = sum(c.calls for c in cs) if cs else report.calls
+    graphs = sum(c.graph_count for c in cs) if cs else report.graph_count
+    breaks_ = sum(c.graph_break_count for c in cs) if cs else report.graph_break_count
+    recompiles = sum(c.recompile_count for c in cs) if cs else report.recompile_count
     return Line.of(
         ("program: ", HEADING),
-        f"{plural(len(report.callables), 'compiled callable')}, {plural(report.calls, 'call')}  ",
-        (f"graphs {report.graph_count}  breaks {report.graph_break_count}  recompiles {report.recompile_count}", DIM),
+        f"{plural(len(cs), 'compiled callable')}, {plural(calls, 'call')}  ",
+        (f"graphs {graphs}  breaks {breaks_}  recompiles {recompiles}", DIM),
     )
 
 
