@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from playground import snippets_dir
+from playground.engine import bisecting
 from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.matrix import combinations
@@ -52,6 +53,7 @@ from tui.keys.palette import PlaygroundPalette
 from tui.keys.table import BINDINGS
 from tui.run.pipeline import RunPipeline
 from tui.run.view import RunState, View
+from tui.screens.bisect import Bisector, BisectScreen
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
@@ -89,9 +91,12 @@ class PlaygroundApp(App[None]):
         passes: Passes = NO_PASSES,
         run_flags: RunFlags = DEFAULT_RUN_FLAGS,
         program: ProgramOptions | None = None,
+        bisector: Bisector | None = None,
     ) -> None:
         super().__init__()
         self.main = MainScreen()
+        #: What `s` runs: torch's compiler bisector in its own process group (a fake in tests).
+        self.bisector: Bisector = bisector or bisecting.bisect
         # --kernels, --code, --guard-what-if (`passes`): the runs ask from the first one, as
         # after k, opening the Code pane, or u.
         self.pipeline = RunPipeline(
@@ -402,6 +407,31 @@ class PlaygroundApp(App[None]):
         screen = MatrixScreen(self.engine, lock, self.snippet, cells, clock=self.pipeline.clock, base=self.settings)
         # Closing restores the normal view; unless a save already asked for this very run.
         self.push_screen(screen, lambda _: self.request_run("matrix closed", force=False))
+
+    def action_bisect(self) -> None:
+        """From a failing Equiv verdict: bisect it, live; the workaround applied on the way out."""
+        report = self.pipeline.shown_report()
+        why = ""
+        if self.pipeline.view_program:
+            why = "bisect takes a snippet (a target and its inputs()), not a program"
+        elif report is None or report.equivalence is None:
+            why = "nothing to bisect yet: no equivalence verdict"
+        elif report.equivalence.ok:
+            why = "nothing to bisect: eager and compiled agree (Equiv passes)"
+        if why:
+            self.notify(why, timeout=4)
+            return
+        screen = BisectScreen(self.snippet, self.settings.config, self.bisector)
+        self.push_screen(screen, self._apply_workaround)
+
+    def _apply_workaround(self, config: tuple[tuple[str, Any], ...] | None) -> None:
+        if not config:
+            return
+        merged = dict(self.settings.config)
+        merged.update(config)
+        words = ", ".join(f"{k}={v!r}" for k, v in config)
+        self.notify(f"workaround applied: {words}; rerunning", timeout=5)
+        self._change(replace(self.settings, config=tuple(sorted(merged.items()))), "config")
 
     def action_history(self) -> None:
         self.push_screen(HistoryScreen(self.history))

@@ -16,6 +16,7 @@ from playground.engine.snippet import read_regular_bytes
 from playground.engine.snippet_settings import resolve_settings
 from tui.app import PlaygroundApp
 from tui.engine.protocol import Engine
+from tui.screens.bisect import Bisector
 
 
 def initial_settings(snippet: Path, overrides: dict[str, Any] | None = None) -> Settings:
@@ -42,6 +43,7 @@ def make_app(
     passes: Passes = NO_PASSES,
     run_flags: RunFlags = DEFAULT_RUN_FLAGS,
     program: ProgramOptions | None = None,
+    bisector: Bisector | None = None,
 ) -> PlaygroundApp:
     """The playground on `snippet_path`, driving `engine`.
 
@@ -52,7 +54,8 @@ def make_app(
     `present` publishes every complete run to a workshop session that followers read;
     `passes` are asked of every run (keys k, 0 and u ask later); `run_flags` (--no-timing,
     --min-run-time) hold for every run; `program` (-- ARGS, --max-calls, --max-seconds,
-    --program, --callable) holds for every run of a file that runs as a program.
+    --program, --callable) holds for every run of a file that runs as a program; `bisector`
+    is what `s` runs (torch's compiler bisector in its own process; a fake in tests).
     """
     path = Path(snippet_path).absolute()
     return PlaygroundApp(
@@ -67,4 +70,5 @@ def make_app(
         passes=passes,
         run_flags=run_flags,
         program=program,
+        bisector=bisector,
     )

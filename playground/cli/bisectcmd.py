@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from playground.cli.flags import config_arg
+from playground.engine.bisecting import bisect_command, read_line
 from playground.engine.report.bisection import BisectResult
 
 EXIT_ERROR = 2
@@ -65,10 +66,9 @@ def bisect_main(argv: list[str]) -> int:
         what = "not a file" if os.path.exists(args.snippet) else "no such file"
         print(f"compile-playground bisect: {what}: {args.snippet}", file=sys.stderr)
         return EXIT_ERROR
-    command = [sys.executable, "-m", "playground.worker.run.bisect", os.path.abspath(args.snippet)]
-    for key, value in args.config:
-        command += ["--config", f"{key}={json.dumps(value)}"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        bisect_command(args.snippet, args.config), stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     received: list[int] = []
 
     def stop(signum: int, _frame: Any) -> None:
@@ -86,20 +86,16 @@ def bisect_main(argv: list[str]) -> int:
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
+            read = read_line(raw)
+            if read is None:
                 continue
-            if event.get("event") == "progress" and not args.json:
-                where = " ".join(str(event.get(k)) for k in ("stage", "subsystem") if event.get(k))
-                span = ""
-                if event.get("low") is not None:
-                    span = f", range {event['low']}..{event['high']}"
-                print(f"step {event.get('steps')}: {where}{span}", file=sys.stderr)
-            elif event.get("event") == "result":
-                result = BisectResult.from_event(event)
-            elif event.get("event") == "error":
-                problem = str(event.get("message"))
+            kind, value = read
+            if kind == "progress" and not args.json:
+                print(value.words(), file=sys.stderr)
+            elif kind == "result":
+                result = value
+            elif kind == "error":
+                problem = value
         proc.wait()
     finally:
         try:

@@ -202,6 +202,16 @@ KEYS: tuple[Key, ...] = (
         "toggle-target",
     ),
     Key(
+        "s",
+        "bisect",
+        "bisect",
+        "Bisect a wrong value",
+        "when Equiv says FAIL: torch's compiler bisector on the snippet, each step a fresh process "
+        "judged by our verdict, live; it names the backend, subsystem, op and line that make compiled "
+        "values differ, and a applies its config workaround and reruns; escape cancels",
+        "bisect",
+    ),
+    Key(
         "l",
         "line_cursor",
         "line",

@@ -1,0 +1,133 @@
+"""Torch's compiler bisector from a front end, torch-free: the command that runs it in its own
+worker process (`python -m playground.worker.run.bisect`, a new process group), its progress
+lines read as typed steps, and its one result. `compile-playground bisect` runs it blocking;
+the app runs `bisect` in a Textual worker, and cancelling that kills the whole group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from playground.engine.report.bisection import BisectResult
+
+#: After SIGTERM (the bisection kills its step and removes its state), the group is killed.
+STOP_GRACE_S = 1.0
+
+
+def bisect_command(path: str, config: Iterable[tuple[str, Any]], python: str = sys.executable) -> list[str]:
+    """The bisection's process: the snippet, and each --config in its JSON syntax."""
+    command = [python, "-m", "playground.worker.run.bisect", os.path.abspath(path)]
+    for key, value in config:
+        command += ["--config", f"{key}={json.dumps(value)}"]
+    return command
+
+
+@dataclass(frozen=True)
+class BisectStep:
+    """One progress line: the steps run so far and where the bisector stands."""
+
+    steps: int
+    stage: str | None = None
+    subsystem: str | None = None
+    low: int | None = None
+    high: int | None = None
+
+    @classmethod
+    def from_event(cls, event: dict[str, Any]) -> BisectStep:
+        def number(key: str) -> int | None:
+            value = event.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        def text(key: str) -> str | None:
+            value = event.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return cls(number("steps") or 0, text("stage"), text("subsystem"), number("low"), number("high"))
+
+    def words(self) -> str:
+        """ "step 4: bisecting inductor pre_grad_passes, range 0..7"."""
+        where = " ".join(w for w in (self.stage, self.subsystem) if w)
+        span = f", range {self.low}..{self.high}" if self.low is not None and self.high is not None else ""
+        return f"step {self.steps}: {where or 'starting'}{span}"
+
+
+class BisectFailed(Exception):
+    """The bisection could not run: the snippet fails on its own, or the process ended early."""
+
+
+def read_line(raw: str | bytes) -> tuple[str, Any] | None:
+    """One line of the bisection's channel: ("progress", BisectStep), ("result", BisectResult),
+    ("error", message), or None for a line that is none of them."""
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    kind = event.get("event")
+    if kind == "progress":
+        return "progress", BisectStep.from_event(event)
+    if kind == "result":
+        return "result", BisectResult.from_event(event)
+    if kind == "error":
+        return "error", str(event.get("message"))
+    return None
+
+
+async def bisect(
+    path: str,
+    config: Iterable[tuple[str, Any]],
+    on_step: Callable[[BisectStep], None],
+    python: str = sys.executable,
+) -> BisectResult:
+    """Run the bisection to its result; cancelled, it stops the process group (nothing left)."""
+    proc = await asyncio.create_subprocess_exec(
+        *bisect_command(path, config, python),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    result: BisectResult | None = None
+    problem: str | None = None
+    try:
+        assert proc.stdout is not None
+        async for raw in proc.stdout:
+            read = read_line(raw)
+            if read is None:
+                continue
+            kind, value = read
+            if kind == "progress":
+                on_step(value)
+            elif kind == "result":
+                result = value
+            else:
+                problem = value
+        await proc.wait()
+    finally:
+        await _stop(proc)
+    if problem is not None:
+        raise BisectFailed(f"snippet error: {problem}")
+    if result is None:
+        raise BisectFailed(f"the bisection ended without a result (exit status {proc.returncode})")
+    return result
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM to the group, then SIGKILL to whatever of it is left; reaped either way."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        await proc.wait()
