@@ -5,6 +5,7 @@ and a Ctrl-C mid-bisection leaves no process behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -170,3 +171,47 @@ def test_a_snippet_that_fails_on_its_own_is_its_error_not_a_culprit(tmp_path: Pa
     assert out.returncode == 2
     assert out.stdout == ""
     assert expected in out.stderr
+
+
+def test_sigkill_of_the_front_end_mid_bisection_leaves_no_process(tmp_path: Path) -> None:
+    """The bisection is its own process group: a front end killed outright signals nothing,
+    and the parent-death signal ends the bisection and its step."""
+    path = tmp_path / "wrong_decomposition.py"  # a path of its own, for any_running
+    path.write_text((LESSONS / "wrong_decomposition.py").read_text())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "playground.cli.main", "bisect", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("step"):
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any_running(f"playground.worker.run.bisect {path}")
+
+
+async def test_the_apps_bisection_cancelled_mid_step_leaves_no_process(tmp_path: Path) -> None:
+    """engine/bisecting.py's bisect, as the app's `s` runs it, cancelled after its first step."""
+    import asyncio
+
+    from playground.engine.bisecting import bisect
+
+    path = tmp_path / "wrong_decomposition.py"
+    path.write_text((LESSONS / "wrong_decomposition.py").read_text())
+    first = asyncio.Event()
+    task = asyncio.ensure_future(bisect(str(path), (), lambda step: first.set()))
+    await asyncio.wait_for(first.wait(), 300)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    deadline = time.monotonic() + 10  # SIGKILLed: the kernel's reaping takes a moment
+    while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not any_running(f"playground.worker.run.bisect {path}")

@@ -40,7 +40,9 @@ def result_words(result: BisectResult) -> list[str]:
     where = f"backend {b.backend}" + (f", subsystem {b.subsystem}" if b.subsystem else "")
     lines = [f"found: {where}"]
     if b.bisect_number is not None:
-        lines.append(f"the {_nth(b.bisect_number)} application of it is the first that makes values differ")
+        lines.append(
+            f"its application number {b.bisect_number} (torch counts from 0) is the first that makes values differ"
+        )
     if b.debug_info:
         lines.append(f"torch's debug info: {b.debug_info}")
     if b.line is not None:
@@ -63,11 +65,6 @@ def workaround_config(result: BisectResult) -> tuple[tuple[str, Any], ...]:
     if not isinstance(config, dict):
         return ()
     return tuple(sorted((str(k), v) for k, v in config.items()))
-
-
-def _nth(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
@@ -106,7 +103,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
 
     def compose(self) -> ComposeResult:
         name = visible(self.path.name)
-        yield Bar(f"bisect {name}: which part of Inductor makes compiled values differ", id="bisect-title")
+        yield Bar(f"bisect {name}: where compiled values start to differ", id="bisect-title")
         yield Bar("starting the bisection (each step a fresh process)…", id="bisect-state")
         yield Static(id="bisect-steps")
         yield Static(id="bisect-result")

@@ -317,6 +317,16 @@ def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) ->
     return data == b"1"
 
 
+def _on_parent_death(sig: int) -> None:
+    """prctl(PR_SET_PDEATHSIG, sig) for this process (Linux; elsewhere nothing)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str]) -> int:
     snippet = argv[0]
     config: dict[str, Any] = {}
@@ -341,6 +351,12 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    # Its own process group (so that a cancel kills every step): a front end killed outright
+    # (SIGKILL, a closed terminal) signals nothing, so the kernel's parent-death signal does.
+    parent = os.getppid()
+    _on_parent_death(signal.SIGTERM)
+    if os.getppid() != parent:
+        stop(signal.SIGTERM, None)
 
     def send(obj: dict[str, Any]) -> None:
         channel.write(json.dumps(obj) + "\n")
