@@ -178,12 +178,15 @@ def test_sigkill_of_the_front_end_mid_bisection_leaves_no_process(tmp_path: Path
     and the parent-death signal ends the bisection and its step."""
     path = tmp_path / "wrong_decomposition.py"  # a path of its own, for any_running
     path.write_text((LESSONS / "wrong_decomposition.py").read_text())
+    private = tmp_path / "tmp"  # its own TMPDIR: its state dir must go too
+    private.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "playground.cli.main", "bisect", str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(private)},
     )
     assert proc.stderr is not None
     for line in proc.stderr:
@@ -195,6 +198,7 @@ def test_sigkill_of_the_front_end_mid_bisection_leaves_no_process(tmp_path: Path
     while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any_running(f"playground.worker.run.bisect {path}")
+    assert not list(private.glob("compile-playground-bisect-*")), "its state dir was left"
 
 
 async def test_the_apps_bisection_cancelled_mid_step_leaves_no_process(tmp_path: Path) -> None:
