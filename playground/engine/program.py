@@ -83,6 +83,10 @@ def defines_target(tree: ast.Module) -> bool:
     return False
 
 
+#: Modules whose `.compile` is not torch's: `re.compile(...)` alone makes no program.
+NOT_TORCH = frozenset({"re", "regex", "sre_compile", "py_compile", "codeop"})
+
+
 def calls_compile(tree: ast.Module) -> bool:
     """Whether the file calls torch.compile anywhere: `torch.compile(...)`, `@torch.compile`,
     `x.compile(...)` (nn.Module.compile), `compile` imported from torch, or
@@ -93,7 +97,9 @@ def calls_compile(tree: ast.Module) -> bool:
             from_torch |= {a.asname or a.name for a in node.names if a.name == "compile"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ("compile", "optimize"):
-            if node.attr == "compile" or _dotted(node.value).endswith("_dynamo"):
+            if node.attr == "compile" and _dotted(node.value) not in NOT_TORCH:
+                return True
+            if _dotted(node.value).endswith("_dynamo"):
                 return True
         if isinstance(node, ast.Name) and node.id in from_torch:
             return True

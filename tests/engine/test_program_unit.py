@@ -1,0 +1,81 @@
+"""The torch-free side of program mode: which file is a program, the run it asks for, the
+callables' keys and matching, a report focused on one callable, and the words the views use."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from playground.engine.program import ProgramOptions, callable_key, focused, is_program, matches
+from playground.engine.report import Report
+from playground.engine.wording import program as words
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tui" / "fixtures" / "train_loop_program.json"
+
+
+def _src(text: str) -> str:
+    return textwrap.dedent(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import torch\nf = torch.compile(lambda x: x)\n", True),
+        ("import torch\n@torch.compile(fullgraph=True)\ndef g(x):\n    return x\n", True),
+        ("from torch import compile as c\nc(len)\n", True),
+        ("import torch\nnet = torch.nn.Linear(2, 2)\nnet.compile()\n", True),
+        ("import torch._dynamo\ntorch._dynamo.optimize('eager')(len)\n", True),
+        ("import re\nPAT = re.compile('a+')\n", False),  # re's compile is not torch's
+        ("import torch\ndef fn(x):\n    return x\nf = torch.compile(fn)\n", False),  # a target: a snippet
+        ("import torch\nif __name__ == '__main__':\n    model = torch.compile(torch.nn.Linear(1, 1))\n", True),
+        ("def broken(:\n", False),
+        ("", False),
+    ],
+)
+def test_which_file_is_a_program(text: str, expected: bool) -> None:
+    assert is_program(text) is expected
+
+
+def test_the_run_a_program_asks_for() -> None:
+    options = ProgramOptions(args=("--epochs", "2"), max_calls=200, only="Net")
+    run = options.run_for("import torch\ntorch.compile(len)\n", ("backend",))
+    assert run is not None and run.args == ("--epochs", "2") and run.max_calls == 200
+    assert run.toggled == ("backend",) and run.only == "Net"
+    assert options.run_for("import torch\ntorch.compile(len)\n", (), only="loss_fn").only == "loss_fn"
+    assert options.run_for("def fn(x):\n    return x\n", ()) is None  # a snippet stays one
+    assert ProgramOptions(forced=True).run_for("def fn(x):\n    return x\n", ()) is not None
+    assert options.words() == "program -- --epochs 2 (max 200 calls)"
+
+
+def test_keys_and_matching() -> None:
+    names = ["Net", "Sequential", "Sequential"]
+    assert [callable_key(n, i, names) for i, n in enumerate(names, 1)] == ["Net", "Sequential#2", "Sequential#3"]
+    assert matches(None, "Net", 1) and matches("Net", "Net", 1) and matches("Sequential#3", "Sequential", 3)
+    assert not matches("Sequential#3", "Sequential", 2) and not matches("Net", "loss_fn", 2)
+
+
+def test_a_report_focused_on_one_callable() -> None:
+    report = Report.from_dict(json.loads(FIXTURE.read_text()))
+    net = focused(report, "Net")
+    section = report.callables[0]
+    assert (net.graph_count, net.recompile_count, net.calls) == (section.graph_count, section.recompile_count, 10)
+    assert net.equivalence == section.equivalence and net.timings == section.timings
+    assert {e.function for e in net.explanation.guards} <= {g.function for g in section.guards}
+    assert all(d.entry in {r.compile_id for r in section.recompiles} for d in net.explanation.recompiles)
+    assert net.callables == report.callables  # the sections stay whole
+    assert focused(report, None) is report and focused(report, "nothing") is report
+    # The headline is the sections' sum, the same focused or not.
+    assert words.headline(net).text == words.headline(report).text
+
+
+def test_the_words_of_a_program() -> None:
+    report = Report.from_dict(json.loads(FIXTURE.read_text()))
+    assert words.settings_words(report).startswith("program as written")
+    assert words.ended_line(report).text == "stopped at 20 calls (--max-calls): what ran until then, not an error"
+    assert words.keys(report) == ("Net", "loss_fn")
+    assert report.summary_line().endswith("equiv ok  stopped")
+    lines = [line.text for line in words.program_lines(report)]
+    assert any(line.startswith("values: identical against eager") for line in lines)
