@@ -129,5 +129,9 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
             await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
+    # Read its stdout to the end, which closes the pipe (a cancelled read left it open, and its
+    # transport was collected after the event loop had closed); then reaped.
+    with contextlib.suppress(asyncio.TimeoutError, OSError, ValueError):
+        await asyncio.wait_for(proc.communicate(), STOP_GRACE_S * 2)
     if proc.returncode is None:
         await proc.wait()
