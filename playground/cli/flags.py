@@ -14,6 +14,7 @@ from playground.engine.program import ProgramOptions, ProgramRun
 from playground.engine.run_request import RunFlags
 from playground.engine.settings import (
     DEVICES,
+    MAX_RANKS,
     MODES,
     NAME,
     SETTING_KEYS,
@@ -83,6 +84,19 @@ def stance_arg(text: str) -> str:
         ) from None
 
 
+def ranks_arg(text: str) -> int:
+    """--ranks N: how many processes torch.distributed joins for the run (1 to MAX_RANKS)."""
+    try:
+        value = int(text.strip(), 10)
+    except (ValueError, AttributeError):
+        value = None
+    if value is None or not 1 <= value <= MAX_RANKS:
+        raise argparse.ArgumentTypeError(
+            f"{shown_value(text)} is not a number of ranks; give a whole number from 1 to {MAX_RANKS}"
+        )
+    return value
+
+
 def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:
     """An argparse type for a duration in seconds: finite, > 0 (or >= 0) and at most `high`."""
 
@@ -139,6 +153,13 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
         dest="error_on_graph_break",
         action="store_true",
         help="a graph break raises (torch._dynamo.error_on_graph_break)",
+        **given,
+    )
+    g.add_argument(
+        "--ranks",
+        type=ranks_arg,
+        metavar="N",
+        help="run in N processes joined by torch.distributed, as torchrun would (gloo on CPU)",
         **given,
     )
     g.add_argument(

@@ -20,6 +20,7 @@ from playground.engine.wording import (
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording import program as program_words
+from playground.engine.wording import ranks as rank_words
 from playground.engine.wording.line import Line, at_line
 
 
@@ -28,6 +29,7 @@ def render(report: Report) -> str:
     for section in (
         _head_lines,
         _program_lines,
+        _rank_lines,
         _break_lines,
         _limit_lines,
         _recompile_lines,
@@ -192,6 +194,14 @@ def _note_and_output_lines(report: Report) -> list[str]:
         if len(out) > len(shown):
             lines.append(f"  | … {len(out) - len(shown)} more lines")
     return lines
+
+
+def _rank_lines(report: Report) -> list[str]:
+    """Across ranks: what differs between them, then a line per rank; rank 0's details below."""
+    found = rank_words.rank_lines(report)
+    if not found:
+        return []
+    return [*_indented(found, indent=""), "rank 0's report:"]
 
 
 def _program_lines(report: Report) -> list[str]:

@@ -33,6 +33,11 @@ MODES: tuple[str | None, ...] = (
 #: dynamic=None is torch's "auto": static first, automatic dynamic after a shape change.
 DYNAMICS: tuple[bool | None, ...] = (None, True, False)
 DEVICES: tuple[str, ...] = ("cpu", "cuda")
+#: The most processes a run may join with torch.distributed (--ranks): each is a fork of the
+#: worker with its own reference, so a laptop's or a workshop server's memory bounds it.
+MAX_RANKS = 8
+#: What the app's ranks key cycles through.
+RANK_CHOICES: tuple[int, ...] = (1, 2, 4)
 #: What a snippet that defines both `model` and `fn` runs; None is the contract's rule (model).
 TARGETS: tuple[str | None, ...] = (None, "model", "fn")
 
@@ -119,10 +124,16 @@ class Settings:
     #: "model" or "fn": which of the two the run compiles when the snippet defines both (None:
     #: the contract's rule, `model`). Last, so that a report from before it still loads.
     target: str | None = None
+    #: How many processes run the snippet, joined by torch.distributed as torchrun joins them
+    #: (gloo on CPU, nccl on CUDA); 1 is a plain run. Absent from the JSON when 1, so that a
+    #: one-process report reads as it always did.
+    ranks: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["config"] = {key: _jsonable(value) for key, value in self.config}
+        if self.ranks == 1:
+            del data["ranks"]
         return data
 
     @classmethod
@@ -143,6 +154,7 @@ class Settings:
             stance=str(data.get("stance") or base.stance),
             error_on_graph_break=bool(data.get("error_on_graph_break", base.error_on_graph_break)),
             target=data.get("target") if data.get("target") in TARGETS else base.target,
+            ranks=_lenient_ranks(data.get("ranks", base.ranks)),
         )
 
     def merged(self, overrides: dict[str, Any]) -> Settings:
@@ -162,6 +174,8 @@ class Settings:
             parts.append("cold")
         if self.target is not None:
             parts.append(self.target_word())
+        if self.ranks > 1:
+            parts.append(f"ranks={self.ranks}")
         return "  ".join(parts + self.switch_words())
 
     def target_word(self) -> str:
@@ -199,6 +213,13 @@ def _frozen(value: Any) -> Any:
 
 def _jsonable(value: Any) -> Any:
     return [_jsonable(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _lenient_ranks(value: Any) -> int:
+    """Our own wire format's ranks: an int from 1 to MAX_RANKS, else 1."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_RANKS:
+        return value
+    return 1
 
 
 def _lenient_config(data: Any) -> Config:
@@ -307,6 +328,10 @@ def check_value(key: str, value: Any, line: int | None = None, where: str = "") 
         return value
     if key == "config":
         return _config_pairs(value, line, where)
+    if key == "ranks":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RANKS:
+            raise _bad(key, value, f"a whole number of processes from 1 to {MAX_RANKS}", line, where)
+        return value
     if key == "target":
         if value not in TARGETS:
             raise _bad(key, value, "'model', 'fn' or None (the contract's rule: model when both exist)", line, where)

@@ -20,6 +20,7 @@ from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import CompilePhase, PhaseTotals
 from playground.engine.report.program import CompiledCallable, ProgramExit, ProgramRun, Stopped
+from playground.engine.report.ranks import Divergence
 from playground.engine.report.recompiles import Recompile
 from playground.engine.report.timings import Timings
 from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
@@ -29,6 +30,10 @@ from playground.engine.settings import Settings
 
 def _not_a_program(report: Report) -> bool:
     return report.kind != "program"
+
+
+def _one_process(report: Report) -> bool:
+    return report.world_size is None
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,11 @@ class Report(Wire):
     program_exit: ProgramExit | None = wire(None, omit=_not_a_program)
     #: How the program was asked to run: its argv, bounds, the toggled settings and their target.
     program: ProgramRun | None = wire(None, omit=_not_a_program)
+    #: Across ranks (Settings.ranks > 1): how many processes torch.distributed joined, each
+    #: one's report (indexed by rank; the keys above describe rank 0), and what differs.
+    world_size: int | None = wire(None, omit=_one_process)
+    ranks: tuple[Report, ...] = wire((), omit=_one_process)
+    divergence: tuple[Divergence, ...] = wire((), omit=_one_process)
 
     @property
     def equivalence_word(self) -> str:

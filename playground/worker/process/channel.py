@@ -48,6 +48,14 @@ class Channel:
             self._keys[request.id] = request.key
         return request.unsigned()
 
+    def mute(self) -> None:
+        """From now on this process's messages go nowhere (a rank other than 0 of a run across
+        ranks writes its report to a file; only rank 0 speaks to the client)."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.out_fd)
+        os.close(devnull)
+        self._identity = _identity(self.out_fd)
+
     def send(self, message: dict[str, Any]) -> None:
         # Text from the snippet or torch is cut here, before the pipe (see playground.engine.caps).
         key = self._keys.get(message.get("id"))

@@ -13,13 +13,14 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from playground.engine.report import Report, WorkerInfo
+from playground.engine.report import Report, RunError, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
 from playground.worker.process.channel import Channel, ChannelLost, sanitize
 from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
+from playground.worker.run import ranks
 from playground.worker.run.request import WorkerRequest
 
 if TYPE_CHECKING:
@@ -116,6 +117,27 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
         os._exit(code)
 
 
+def rank_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
+    """One rank of a run across ranks (process/rank_group.py): rank 0 speaks its progress on the
+    channel as a run does, the others are muted; each writes its report to its file and, when
+    the template asks with SIGUSR2 (it is about to kill a rank that still waits), its stack."""
+    code = 0
+    try:
+        _become_child(inherited, parent)
+        place = request.rank
+        if place is None:
+            raise ValueError("a rank's child without its place")
+        if place.rank != 0:
+            inherited.channel.mute()
+        stack = open(os.path.join(place.folder, f"rank{place.rank}.stack"), "w")  # noqa: SIM115 - for the process's life
+        faulthandler.register(signal.SIGUSR2, file=stack, all_threads=False)
+        run_here(inherited, request, limits.cap_memory(), parent)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
 def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
     """The code child: the request's calls again under depyf, what it decompiled written where
     the template reads it (dynamo_code/held_report.py), then os._exit (never returns)."""
@@ -198,17 +220,23 @@ def run_here(
             # Dump the stack to the real stderr just before the template kills us.
             faulthandler.dump_traceback_later(dump_after(timeout), exit=False, file=inherited.crash_log)
         try:
-            outcome = run_experiment(
-                inherited.capturer,
-                request,
-                emit,
-                on_timing_start=out.set_mark,
-                inductor_started=inherited.inductor_started,
-            )
-            report, trace, used_inductor = outcome.report, outcome.trace, outcome.used_inductor
+            joined = _join(request)
+            if joined is not None:
+                report = joined
+            else:
+                outcome = run_experiment(
+                    inherited.capturer,
+                    request,
+                    emit,
+                    on_timing_start=out.set_mark,
+                    inductor_started=inherited.inductor_started,
+                )
+                report, trace, used_inductor = outcome.report, outcome.trace, outcome.used_inductor
         except Exception as exc:  # noqa: BLE001 - a bug of ours still gets a report
             report = _internal_error(request, exc)
         finally:
+            if request.rank is not None:
+                ranks.leave()
             watch.stop()
             faulthandler.cancel_dump_traceback_later()
             limits.after_run()
@@ -224,6 +252,30 @@ def run_here(
     else:
         emit(message)
     return used_inductor
+
+
+def _join(request: WorkerRequest) -> Report | None:
+    """A rank's process group joined before the snippet loads; the report of a rank that could
+    not join (another rank died first, the port was taken), else None."""
+    place = request.rank
+    if place is None:
+        return None
+    try:
+        ranks.join(place, port=place.port, device=request.run.settings.device, make_group=request.run.program is None)
+    except Exception as exc:  # noqa: BLE001 - torch.distributed's failure is this rank's report
+        import torch
+
+        from playground.worker.run.failures import first_line, safe_str
+
+        error = RunError(
+            kind="worker",
+            type=type(exc).__name__,
+            message=f"rank {place.rank} could not join the process group: {first_line(safe_str(exc))}",
+        )
+        return Report(
+            torch_version=torch.__version__, settings=request.run.settings, error=error, snippet=request.run.path
+        )
+    return None
 
 
 def _internal_error(request: WorkerRequest, exc: BaseException) -> Report:

@@ -21,7 +21,7 @@ from playground.worker import compat
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited
 from playground.worker.process.witness import Witness
-from playground.worker.run import program_reference
+from playground.worker.run import program_reference, ranks
 from playground.worker.run.reference import GO, FileSink, SideResult, run_side
 from playground.worker.run.request import ReferenceProcesses, WorkerRequest
 
@@ -123,7 +123,20 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
         witness.install()
         with open(path + ".part", "wb") as fh:
             sink = FileSink(fh, path)
-            if request.run.program is None:
+            place = request.rank
+            if place is not None and side == "eager":
+                # The eager references of every rank join a group of their own: the snippet's
+                # collectives pair them with each other, never with a compiled run.
+                ranks.join(
+                    place,
+                    port=place.reference_port,
+                    device=request.run.settings.device,
+                    make_group=request.run.program is None,
+                )
+            if place is not None and side != "eager":
+                # It runs on one rank's demand only, and a collective would wait for the others.
+                sink.end(SideResult(complete=True, note="a run across ranks has no float64 reference"))
+            elif request.run.program is None:
                 run_side(request, side, sink, emit=witness.sent)
             elif side == "eager":
                 program_reference.run_reference(request, sink)  # the program again, eagerly

@@ -19,6 +19,7 @@ from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process import preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
+from playground.worker.process.rank_group import RankGroup
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
@@ -66,6 +67,8 @@ class Template:
         self.spare = Spare()
         #: The run's reference processes (run/reference.py), while it runs.
         self.references: Forked | None = None
+        #: The run across ranks in progress (rank_group.py), while it runs.
+        self.group: RankGroup | None = None
         self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
         #: did: for measuring what isolation costs, never for use (runs leak into each other).
@@ -165,13 +168,21 @@ class Template:
         return self.requests.pending.popleft()
 
     def _reference_pids(self) -> list[int]:
-        return self.references.pids if self.references is not None else []
+        own = self.references.pids if self.references is not None else []
+        return [*own, *(self.group.pids if self.group is not None else [])]
 
     def _run(self, request: WorkerRequest) -> None:
         unsigned = self.channel.expect(request)
         run_id = request.id
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
+        if self.isolated and request.run.settings.ranks > 1:
+            outcome, status = self._ranks(unsigned)
+            self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+            self.stragglers.sweep(grace=outcome != "ok")
+            if not request.run.last and not self.requests.shutdown:
+                self._fork_spare()
+            return
         code = CodeRun.asked(request)
         try:
             run = request if code is None else code.run_request()
@@ -203,6 +214,16 @@ class Template:
             # The libraries it imported, for the next run.
             preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
             self._fork_spare()
+
+    def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """A run across ranks (rank_group.py): every rank forked from here, none from the spare
+        (the spare was warmed for one process; it stays for the next one-process run)."""
+        self.group = RankGroup(self, request)
+        try:
+            return self.group.run()
+        finally:
+            self.group.close()
+            self.group = None
 
     def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """The run itself, in the spare child or a fresh one: its outcome and exit status."""
@@ -305,6 +326,9 @@ class Template:
         # spare took 0.1 s to reap on its own), then each is reaped.
         procs.kill_all([p for p in (self.child, self.spare.pid, *self._reference_pids()) if p])
         self.child = None
+        if self.group is not None:
+            self.group.close()
+            self.group = None
         if self.references is not None:
             self.references.close()
             self.references = None

@@ -34,6 +34,21 @@ class ReferenceProcesses:
 
 
 @dataclass(frozen=True)
+class RankPlace:
+    """One process's place in a run across ranks (Settings.ranks > 1), as the template gave it:
+    its rank among `world_size`, the loopback ports of the compiled runs' process group and of
+    the eager references' own, the folder where each rank writes, and how long a collective
+    may wait for the others before torch.distributed gives up."""
+
+    rank: int
+    world_size: int
+    port: int
+    reference_port: int
+    folder: str
+    collective_timeout_s: float
+
+
+@dataclass(frozen=True)
 class WorkerRequest:
     """One "run" message from the client, and what the template adds for its children."""
 
@@ -54,6 +69,8 @@ class WorkerRequest:
     report_to: str = ""
     code_to: str = ""
     references: ReferenceProcesses | None = None
+    #: Set by the template only: this process's place in a run across ranks (None: one process).
+    rank: RankPlace | None = None
     #: time.monotonic() when the client sent the request, and when the template read it (the
     #: save's waterfall: run/waterfall.py); None when not known.
     sent_mono: float | None = None
@@ -70,6 +87,7 @@ class WorkerRequest:
             run = RunRequest.from_dict({**message, "settings": None})
             problem = f"the request's settings could not be read: {exc}"
         references = message.get("references")
+        rank = message.get("rank")
         key = message.get(RUN_KEY)
         return cls(
             run=_sane(run),
@@ -80,6 +98,7 @@ class WorkerRequest:
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),
             references=ReferenceProcesses(**references) if isinstance(references, Mapping) else None,
+            rank=RankPlace(**rank) if isinstance(rank, Mapping) else None,
             sent_mono=_mono(message.get("sent_mono")),
             received_mono=_mono(message.get("received_mono")),
         )
@@ -97,6 +116,7 @@ class WorkerRequest:
             "report_to": self.report_to,
             "code_to": self.code_to,
             "references": asdict(self.references) if self.references is not None else None,
+            "rank": asdict(self.rank) if self.rank is not None else None,
             "sent_mono": self.sent_mono,
             "received_mono": self.received_mono,
         }

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from playground.worker.run import ranks
+
 #: At least this many blocks per side, and this many calls per side in all, unless the time
 #: cap runs out first (then the timing says it is unreliable, and why).
 MIN_BLOCKS = 6
@@ -73,7 +75,8 @@ def steady_state(
     # Calls per block from one timed call each: a block of each side lasts about
     # min_run_time / BLOCKS_PER_RUN_TIME.
     one = max(_block(eager, eager_args, 1, device), _block(compiled, compiled_args, 1, device), 1e-7)
-    n = max(1, int(min_run_time / BLOCKS_PER_RUN_TIME / one))
+    # Across ranks every rank makes the same calls (the snippet's collectives pair them).
+    n = ranks.agreed_max(max(1, int(min_run_time / BLOCKS_PER_RUN_TIME / one)))
     cap = max(MIN_CAP_S, CAP_FACTOR * min_run_time)
     times: tuple[list[float], list[float]] = ([], [])
     started = time.perf_counter()
@@ -86,7 +89,7 @@ def steady_state(
         block += 1
         elapsed = time.perf_counter() - started
         enough = block >= MIN_BLOCKS and block * n >= MIN_RUNS and elapsed >= 2 * min_run_time
-        if enough or elapsed >= cap:
+        if ranks.agreed_any(enough or elapsed >= cap):
             break
     e_q, c_q = _quartiles(times[0]), _quartiles(times[1])
     ratios = [e / c for e, c in zip(*times) if c > 0]

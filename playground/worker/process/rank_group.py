@@ -1,0 +1,286 @@
+"""A run across ranks, from the template's side: N ranks forked from the one warm template,
+each a run as any other (a fresh fork, its own eager reference), joined by torch.distributed
+over the loopback; waited for together under the run's timeout, and their reports merged into
+the run's one report (engine/ranks.py). Worker-side.
+
+Rank 0 speaks its progress and early diagnostics on the channel as a one-process run does;
+every rank writes its final report to a file in the group's folder, which the template reads
+once all have ended. A rank still alive at the timeout is asked for its stack (SIGUSR2, which
+faulthandler answers even inside a C++ wait), then every process of the group is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import replace
+from typing import Any, Protocol
+
+from playground.engine import ranks as rank_reports
+from playground.engine.report import Report, RunError
+from playground.worker.process import procs
+from playground.worker.process.channel import Channel
+from playground.worker.process.child import Inherited, rank_child
+from playground.worker.process.reference_forks import Forked
+from playground.worker.process.stragglers import Stragglers
+from playground.worker.run import ranks
+from playground.worker.run.request import RankPlace, WorkerRequest
+
+
+class Host(Protocol):
+    """What a rank group needs of the template that runs it."""
+
+    channel: Channel
+    stragglers: Stragglers
+    #: The template's requests (template.Requests): a cancel read while the ranks run.
+    requests: Any
+
+    def inherited(self) -> Inherited: ...
+
+
+#: How long a collective waits for the other ranks, as a share of the run's timeout (within
+#: the bounds below): well inside it, so that a rank left waiting says where before the kill.
+COLLECTIVE_SHARE = 0.25
+MIN_COLLECTIVE_S, MAX_COLLECTIVE_S = 3.0, 60.0
+#: Seconds a rank asked for its stack is given to write it.
+STACK_GRACE_S = 0.3
+
+
+def collective_timeout(run_timeout: float | None) -> float:
+    if run_timeout is None:
+        return MAX_COLLECTIVE_S
+    return min(max(COLLECTIVE_SHARE * run_timeout, MIN_COLLECTIVE_S), MAX_COLLECTIVE_S)
+
+
+def free_ports(count: int) -> list[int]:
+    """Loopback ports free now (each rank 0 binds its group's store there at once)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class RankGroup:
+    """The processes of one run across ranks, while it runs."""
+
+    def __init__(self, template: Host, request: WorkerRequest) -> None:
+        self.template = template
+        self.request = request
+        self.world_size = request.run.settings.ranks
+        self.folder = tempfile.mkdtemp(prefix="compile-playground-ranks-")
+        self.children: list[int] = []
+        self.references: list[Forked] = []
+
+    @property
+    def pids(self) -> list[int]:
+        return [*self.children, *(p for forked in self.references for p in forked.pids)]
+
+    def run(self) -> tuple[str, dict[str, Any]]:
+        """Every rank run and waited for; the merged report sent; the outcome and status."""
+        request = self.request
+        port, reference_port = free_ports(2)
+        timeout = request.run.flags.timeout_s
+        parent = os.getpid()
+        for rank in range(self.world_size):
+            place = RankPlace(rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout))
+            mine = replace(request, rank=place, report_to=self._path(rank, "json"))
+            forked = Forked(self.template.inherited(), mine)
+            self.references.append(forked)
+            mine = forked.request(mine)
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the rank's process
+                rank_child(self.template.inherited(), mine, parent)
+            self.children.append(pid)
+        killed_for, ended = self._wait(timeout)
+        # A rank killed mid-write leaves half a line in the pipe: end it, the client skips it.
+        self.template.channel.send_bytes(b"\n")
+        if killed_for != "cancelled":
+            report = self._merged(ended, killed_for)
+            self.template.channel.send({"event": "report", "id": request.id, "report": report.to_dict()})
+        outcome = killed_for or "ok"
+        return outcome, {"pid": self.children[0], "ranks": ended}
+
+    def _path(self, rank: int, ext: str) -> str:
+        return os.path.join(self.folder, f"rank{rank}.{ext}")
+
+    def _wait(self, timeout: float | None) -> tuple[str, list[dict[str, Any]]]:
+        """Every rank's end, its status by rank; why they were killed ("" when they ended)."""
+        template = self.template
+        deadline = None if timeout is None else time.monotonic() + timeout
+        fds = {os.pidfd_open(pid): rank for rank, pid in enumerate(self.children)}
+        ended: dict[int, dict[str, Any]] = {}
+        killed_for = ""
+        try:
+            while len(ended) < len(self.children):
+                open_fds = [fd for fd, rank in fds.items() if rank not in ended]
+                readable = template.stragglers.select([template.channel.in_fd, *open_fds], deadline)
+                for fd in readable:
+                    if fd in fds:
+                        ended[fds[fd]] = _reap(self.children[fds[fd]])
+                if template.channel.in_fd in readable:
+                    stop = False
+                    for message in template.channel.read_available():
+                        stop = template.requests.accept(message, running_id=self.request.id) or stop
+                    if (stop or template.channel.eof) and not killed_for:
+                        killed_for = "cancelled"
+                        procs.kill_all(self.children)
+                if deadline is not None and time.monotonic() >= deadline and not killed_for:
+                    killed_for = "timeout"
+                    alive = [pid for rank, pid in enumerate(self.children) if rank not in ended]
+                    procs.kill_all(alive, signal.SIGUSR2)  # each writes its stack (rank_child)
+                    time.sleep(STACK_GRACE_S)
+                    procs.kill_all(alive)
+                    deadline = None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return killed_for, [ended.get(rank, {}) for rank in range(len(self.children))]
+
+    def _merged(self, ended: list[dict[str, Any]], killed_for: str) -> Report:
+        """The run's report: each rank's own (or what its end says), merged, the collective
+        trouble named at the top."""
+        reports = [_plain(self._rank_report(rank, status, killed_for)) for rank, status in enumerate(ended)]
+        trouble = collective_error(reports, [self._stack_line(rank) for rank in range(len(reports))])
+        merged = rank_reports.merged(reports)
+        if trouble is not None and (merged.error is None or _collective(merged.error)):
+            merged = replace(merged, error=trouble)
+        notes = [f"ran in {self.world_size} processes joined by torch.distributed ({_backend(self.request)})"]
+        if self.request.run.passes.dynamo_code:
+            notes.append("Dynamo's code is not shown for a run across ranks")
+        return replace(merged, notes=(*notes, *merged.notes))
+
+    def _rank_report(self, rank: int, status: dict[str, Any], killed_for: str) -> Report:
+        try:
+            with open(self._path(rank, "json"), encoding="utf-8") as fh:
+                message = json.load(fh)
+            return Report.from_dict(message.get("report"))
+        except (OSError, ValueError, AttributeError):
+            pass
+        settings, path = self.request.run.settings, self.request.run.path
+        line = self._stack_line(rank)
+        where = f" at line {line}" if line else ""
+        if killed_for == "timeout":
+            error = RunError(
+                kind="snippet",
+                type="Timeout",
+                message=f"rank {rank} was still running{where} at the run's timeout and was killed",
+                line=line,
+            )
+        else:
+            how = f"signal {status['signal']}" if status.get("signal") else f"exit status {status.get('returncode')}"
+            error = RunError(kind="worker", type="RankDied", message=f"rank {rank} ended without a report ({how})")
+        return Report(settings=settings, snippet=path, error=error)
+
+    def _stack_line(self, rank: int) -> int | None:
+        """The snippet's line on the stack rank `rank` wrote when asked (the innermost one)."""
+        try:
+            with open(self._path(rank, "stack"), encoding="utf-8", errors="replace") as fh:
+                text = fh.read(1 << 20)
+        except OSError:
+            return None
+        return stack_line(text, self.request.run.path)
+
+    def close(self) -> None:
+        procs.kill_all(self.pids)
+        for pid in self.children:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        for forked in self.references:
+            forked.close()
+        self.children, self.references = [], []
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _plain(report: Report) -> Report:
+    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo)."""
+    error = report.error
+    if error is None or ranks.collective_trouble(error.message) is None:
+        return report
+    return replace(report, error=replace(error, message=ranks.plain_gloo(error.message)))
+
+
+def _reap(pid: int) -> dict[str, Any]:
+    try:
+        _, wait_status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return {"pid": pid}
+    if os.WIFSIGNALED(wait_status):
+        return {"pid": pid, "signal": signal.Signals(os.WTERMSIG(wait_status)).name}
+    return {"pid": pid, "returncode": os.WEXITSTATUS(wait_status)}
+
+
+def _backend(request: WorkerRequest) -> str:
+    return "nccl" if request.run.settings.device.startswith("cuda") else "gloo"
+
+
+def _collective(error: RunError) -> bool:
+    return ranks.collective_trouble(error.message) is not None or error.type in ("Timeout", "RankDied")
+
+
+def collective_error(reports: list[Report], stack_lines: list[int | None]) -> RunError | None:
+    """The run's error when ranks fell out of step in a collective: which ranks waited, on
+    which line of the snippet, and that the others never got there; None when no rank did.
+    A rank whose wait names no snippet line was left waiting elsewhere (in a later collective,
+    or in the run's own agreements) by a rank that went another way."""
+    troubled: list[tuple[int, int | None, str]] = []
+    for rank, report in enumerate(reports):
+        error = report.error
+        if error is None:
+            continue
+        trouble = ranks.collective_trouble(error.message)
+        if trouble is not None:
+            troubled.append((rank, error.line, trouble))
+        elif error.type == "Timeout":
+            troubled.append((rank, error.line or stack_lines[rank], "was still waiting at the run's timeout"))
+    if not troubled:
+        return None
+    at_line = [t for t in troubled if t[1]]
+    if at_line:
+        who = sorted({t[0] for t in at_line})
+        others = [r for r in range(len(reports)) if r not in who]
+        lines = sorted({t[1] for t in at_line if t[1]})
+        said = (
+            f"{_ranks(who)} made a collective at line {', '.join(map(str, lines))} that "
+            f"{_ranks(others) if others else 'the other ranks'} never reached"
+        )
+        first = lines[0]
+    else:
+        said = "; ".join(f"rank {r} {why}" for r, _, why in troubled)
+        first = None
+    return RunError(
+        kind="snippet",
+        type="CollectiveMismatch",
+        message=f"the ranks fell out of step: {said}",
+        line=first,
+        detail="\n".join(r.error.detail for r in reports if r.error is not None and r.error.detail)[-6000:],
+    )
+
+
+def _ranks(ranks_: list[int]) -> str:
+    if len(ranks_) == 1:
+        return f"rank {ranks_[0]}"
+    return "ranks " + ", ".join(map(str, ranks_[:-1])) + f" and {ranks_[-1]}"
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def stack_line(text: str, path: str) -> int | None:
+    """The innermost line of `path` in a faulthandler dump (most recent call first)."""
+    for match in _FRAME.finditer(text):
+        if os.path.abspath(match.group("file")) == os.path.abspath(path):
+            return int(match.group("line"))
+    return None
