@@ -31,7 +31,7 @@ from playground.engine.program import ProgramOptions
 from playground.engine.report import Report
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
-from playground.engine.settings import DYNAMICS, MODES, Settings, cycle
+from playground.engine.settings import DYNAMICS, MODES, RANK_CHOICES, Settings, cycle
 from playground.engine.textsafe import visible
 from playground.engine.wording import program as program_words
 from tui.engine.messages import (
@@ -332,10 +332,20 @@ class PlaygroundApp(App[None]):
         device = "cpu" if self.settings.device == "cuda" else "cuda"
         self._change(replace(self.settings, device=device), "device")
 
+    def action_cycle_ranks(self) -> None:
+        self._change(replace(self.settings, ranks=cycle(RANK_CHOICES, self.settings.ranks)), "ranks")
+
     def action_cycle_toggle_target(self) -> None:
         """A program's callable: the panes show it and the toggles act on it; every callable
-        (the totals) first, then each of the last report's in turn."""
+        (the totals) first, then each of the last report's in turn. Across ranks: the rank the
+        panes show, each in turn."""
         report = self.pipeline.shown_report()
+        if report is not None and report.world_size is not None and report.ranks:
+            now = self.pipeline.shown_rank or 0
+            self.pipeline.shown_rank = (now + 1) % len(report.ranks)
+            self.pipeline.publish()
+            self.notify(f"showing rank {self.pipeline.shown_rank} of {len(report.ranks)}", timeout=3)
+            return
         keys = program_words.keys(report) if report is not None and report.kind == "program" else ()
         if not keys:
             what = "the file runs as a snippet" if not self.pipeline.view_program else "no compiled callable yet"

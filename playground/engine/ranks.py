@@ -116,7 +116,7 @@ def _guards(reports: Sequence[Report]) -> Divergence | None:
     entries = _values(reports, lambda r: len(r.guards))
     common = set.intersection(*sets)
     example = next(((rank, sorted(s - common)[0]) for rank, s in enumerate(sets) if s - common), None)
-    shown = f"; only rank {example[0]} has {_short(example[1])}" if example else ""
+    shown = f"; only rank {example[0]} has a {_short(example[1].split(':', 1)[0])} guard" if example else ""
     held = _each(
         {k: (entries[k], values[k]) for k in values},
         lambda v: f"{v[0]} {'entry' if v[0] == 1 else 'entries'}, {v[1]} guards",
@@ -130,7 +130,7 @@ def _guard_text(guard: str) -> str:
     return re.sub(r"\b\d{8,}\b", "N", guard.split("  #", 1)[0].strip())
 
 
-def _short(text: str, width: int = 90) -> str:
+def _short(text: str, width: int = 48) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -172,3 +172,13 @@ _FACTS: tuple[Callable[[Sequence[Report]], Divergence | None], ...] = (
     _equivalence,
     _timings,
 )
+
+
+def shown(report: Report, rank: int | None) -> Report:
+    """`report` as the app's panes show one rank: that rank's own facts at the top level, the
+    world size, every rank's report and the divergence kept. The report itself when it is not
+    a run across ranks or `rank` names none of its ranks (rank 0 is the top level already)."""
+    if rank is None or report.world_size is None or not 0 <= rank < len(report.ranks):
+        return report
+    chosen = report.ranks[rank]
+    return replace(chosen, world_size=report.world_size, ranks=report.ranks, divergence=report.divergence)

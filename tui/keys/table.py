@@ -172,6 +172,15 @@ KEYS: tuple[Key, ...] = (
         "device",
     ),
     Key(
+        "n",
+        "cycle_ranks",
+        "ranks",
+        "Cycle ranks",
+        "1, 2 or 4 processes joined by torch.distributed as torchrun joins them (gloo on CPU): each "
+        "rank's own run and what differs between them, at the top of Breaks; o shows one rank",
+        "ranks",
+    ),
+    Key(
         "k",
         "toggle_kernels",
         "kernels",
@@ -198,7 +207,7 @@ KEYS: tuple[Key, ...] = (
         "One callable",
         "for a program (a file that calls torch.compile itself): which compiled callable the panes "
         "show and the setting keys act on, every one (the totals) or each in turn; the others keep "
-        "the program's own arguments",
+        "the program's own arguments. Across ranks: which rank the panes show",
         "toggle-target",
     ),
     Key(

@@ -7,13 +7,21 @@ from rich.text import Text
 
 from playground.engine.report import GraphBreak, Report
 from playground.engine.wording import breaks, program
+from playground.engine.wording import ranks as rank_words
 from tui.panes.common import BAD, DIM, GOOD, HEADING, plural, styled_lines
 from tui.run.findings import refused_break
 
 
 def render_breaks(report: Report) -> RenderableType:
     """The count line, then each distinct site with its reason, hints and line. A program's
-    breaks belong to its compiled callables: one section each, its breaks under it."""
+    breaks belong to its compiled callables: one section each, its breaks under it. Across
+    ranks, what differs between them comes first (the run's finding), then the shown rank's."""
+    if report.world_size is not None:
+        return Group(*styled_lines(rank_words.rank_lines(report)), Text(""), _render_breaks(report))
+    return _render_breaks(report)
+
+
+def _render_breaks(report: Report) -> RenderableType:
     if report.kind == "program" and refused_break(report) is None:
         return Group(*styled_lines(program.program_lines(report, detail=True)))
     refused = refused_break(report)

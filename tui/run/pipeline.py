@@ -24,6 +24,7 @@ from typing import Any
 from textual.app import App
 from textual.worker import Worker
 
+from playground.engine import ranks
 from playground.engine.events import Trace
 from playground.engine.hello import WorkerHello
 from playground.engine.history import History
@@ -96,6 +97,8 @@ class RunPipeline:
         #: arguments; and the one callable they act on (None: all), which key o picks.
         self._toggled = [key for key in PROGRAM_TOGGLES if key in self._pinned]
         self.toggle_target: str | None = self.program.only
+        #: Across ranks, the rank the panes show (key o; None: rank 0, the report's top level).
+        self.shown_rank: int | None = None
         #: How the newest request runs: "program …" words, or "" for a snippet.
         self._mode = ""
         self._source = ShownSnippet(snippet)
@@ -153,7 +156,7 @@ class RunPipeline:
             hello=self.hello,
             run=self._run_state,
             # A program's panes show the callable `o` picked (its own counts), or the totals.
-            report=focused(self._results.good, self.toggle_target if self._mode else None)
+            report=ranks.shown(focused(self._results.good, self.toggle_target if self._mode else None), self.shown_rank)
             if self._results.good is not None
             else None,
             attempt=self._results.attempt,
@@ -163,6 +166,7 @@ class RunPipeline:
             program=self._mode,
             toggled=self.toggled_settings,
             toggle_target=self.toggle_target if self._mode else None,
+            shown_rank=self.shown_rank,
         )
         self._show(view)
 

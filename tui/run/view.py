@@ -86,6 +86,8 @@ class View:
     #: the flags given), and the one compiled callable they act on (key o); None: every one.
     toggled: tuple[str, ...] = ()
     toggle_target: str | None = None
+    #: Across ranks, the rank the panes show (key o); None: rank 0, the report's top level.
+    shown_rank: int | None = None
 
     @property
     def error(self) -> RunError | None:

@@ -49,6 +49,12 @@ def _summary(view: View, separator: str, short: bool) -> Text:
         refusal = refusal_words(view.report, width=40)
         if view.toggle_target and view.report.kind == "program":
             text.append(f"{view.toggle_target}: ", style=f"bold {WARN}")  # the panes show it alone
+        if view.report.world_size is not None:
+            # Which rank the panes show, and whether the ranks differ: the finding of the run.
+            rank = view.shown_rank or 0
+            differ = bool(view.report.divergence)
+            words = f"r{rank}/{view.report.world_size}" if short else f"rank {rank}/{view.report.world_size}"
+            text.append(f"{words}{' ≠' if differ else ''} ", style=f"bold {WARN}" if differ else "bold")
         text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
     text.append(separator, style=DIM)
     text.append(view.run.words(short=short), style=_RUN_STYLES.get(view.run.kind, ""))
@@ -108,9 +114,9 @@ def settings_text(
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
     so a cut is never silent. For a `program`, a toggle not pressed reads "as written": the
     program's own torch.compile argument holds."""
-    extra = bool(settings.switch_words() or settings.target or _shown_passes(passes) or program) or (
-        used is not None and _differs(settings, used)
-    )
+    extra = bool(
+        settings.switch_words() or settings.target or _shown_passes(passes) or program or settings.ranks > 1
+    ) or (used is not None and _differs(settings, used))
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
         text = _settings_form(
@@ -164,6 +170,12 @@ def _settings_form(
         text.append(key, style="bold reverse")
         text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
         text.append("on", style="bold")
+    if settings.ranks > 1:
+        # Said only when more than one, as the passes are.
+        text.append(" ")
+        text.append("n", style="bold reverse")
+        text.append(" ranks " if names < 2 else " ")
+        text.append(str(settings.ranks), style="bold")
     if settings.target is not None:
         # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
         text.append("  ")
@@ -236,5 +248,16 @@ class FittedSettings:
 
 
 def _differs(a: Settings, b: Settings) -> bool:
-    fields = ("fullgraph", "dynamic", "backend", "mode", "device", "config", "stance", "error_on_graph_break", "target")
+    fields = (
+        "fullgraph",
+        "dynamic",
+        "backend",
+        "mode",
+        "device",
+        "config",
+        "stance",
+        "error_on_graph_break",
+        "target",
+        "ranks",
+    )
     return any(getattr(a, f) != getattr(b, f) for f in fields)

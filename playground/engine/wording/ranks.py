@@ -16,26 +16,27 @@ def headline(report: Report) -> Line:
     return Line.of((f"ranks {n}: ", HEADING), ("every rank agrees", GOOD))
 
 
-def rank_line(rank: int, report: Report, *, differs: frozenset[str] = frozenset()) -> Line:
-    """One rank's counts, each marked when it is one of the facts that differ."""
+def rank_line(rank: int, report: Report, *, differs: frozenset[str] = frozenset(), shown: bool = False) -> Line:
+    """One rank's counts, each marked when it is one of the facts that differ; `shown`: the
+    rank whose facts the rest of the view shows."""
 
     def fact(words: str, what: str) -> tuple[str, str]:
         return words, WARN if what in differs else ""
 
     parts: list[str | tuple[str, str]] = [
-        (f"rank {rank}  ", HEADING),
+        (f"{'▸' if shown else ' '} rank {rank}  ", HEADING),
         fact(f"graphs {report.graph_count}", "graph_count"),
         "  ",
         fact(f"breaks {report.graph_break_count}", "graph_breaks"),
         "  ",
         fact(f"recompiles {report.recompile_count}", "recompiles"),
         "  ",
-        fact(f"guards {sum(len(s.guards) for s in report.guards)}", "guards"),
-        "  ",
     ]
+    if "guards" in differs:  # said when it differs: the line fits 80 columns without it
+        parts += [fact(f"guards {sum(len(s.guards) for s in report.guards)}", "guards"), "  "]
     word = report.equivalence_word
     parts.append((f"equiv {word}", BAD if word == "FAIL" else (WARN if "equivalence" in differs else "")))
-    if report.timings is not None and report.timings.speedup is not None:
+    if "timings" in differs and report.timings is not None and report.timings.speedup is not None:
         speed = "unreliable" if report.timings.unreliable else f"{report.timings.speedup:.2f}x"
         parts += ["  ", fact(f"speedup {speed}", "timings")]
     if report.error is not None:
@@ -51,8 +52,10 @@ def rank_lines(report: Report) -> tuple[Line, ...]:
     for entry in report.divergence:
         lines.append(Line.of(("differs: ", WARN), entry.message, depth=1))
     differs = frozenset(entry.what for entry in report.divergence)
+    # The rank the view shows is the one whose process made the top level's facts.
+    shown = next((i for i, each in enumerate(report.ranks) if each.worker == report.worker), 0)
     for rank, each in enumerate(report.ranks):
-        lines.append(rank_line(rank, each, differs=differs))
+        lines.append(rank_line(rank, each, differs=differs, shown=rank == shown))
     if not report.ranks:
         lines.append(Line.of("no rank's report came back", tag=DIM))
     return tuple(lines)

@@ -209,7 +209,8 @@ def _plain(report: Report) -> Report:
     error = report.error
     if error is None or ranks.collective_trouble(error.message) is None:
         return report
-    return replace(report, error=replace(error, message=ranks.plain_gloo(error.message)))
+    # Left waiting by another rank: neither torch.compile's failure nor ours.
+    return replace(report, error=replace(error, kind="snippet", message=ranks.plain_gloo(error.message)))
 
 
 def _reap(pid: int) -> dict[str, Any]:
@@ -235,30 +236,34 @@ def collective_error(reports: list[Report], stack_lines: list[int | None]) -> Ru
     which line of the snippet, and that the others never got there; None when no rank did.
     A rank whose wait names no snippet line was left waiting elsewhere (in a later collective,
     or in the run's own agreements) by a rank that went another way."""
-    troubled: list[tuple[int, int | None, str]] = []
+    waited: list[tuple[int, int | None]] = []  # gloo gave up on a collective
+    stuck: list[tuple[int, int | None]] = []  # killed at the run's timeout, where its stack was
     for rank, report in enumerate(reports):
         error = report.error
         if error is None:
             continue
-        trouble = ranks.collective_trouble(error.message)
-        if trouble is not None:
-            troubled.append((rank, error.line, trouble))
+        if ranks.collective_trouble(error.message) is not None:
+            waited.append((rank, error.line))
         elif error.type == "Timeout":
-            troubled.append((rank, error.line or stack_lines[rank], "was still waiting at the run's timeout"))
-    if not troubled:
+            stuck.append((rank, error.line or stack_lines[rank]))
+    if not waited and not stuck:
         return None
-    at_line = [t for t in troubled if t[1]]
-    if at_line:
-        who = sorted({t[0] for t in at_line})
+    if stuck:
+        said = "; ".join(f"rank {r} was still running{_at(line)} when the run timed out" for r, line in stuck)
+        if waited:
+            said += f"; {_ranks([r for r, _ in waited])} waited for it in a collective until gloo gave up"
+        first = next((line for _, line in stuck if line), None)
+    elif any(line for _, line in waited):
+        who = sorted({r for r, line in waited if line})
         others = [r for r in range(len(reports)) if r not in who]
-        lines = sorted({t[1] for t in at_line if t[1]})
+        lines = sorted({line for _, line in waited if line})
         said = (
             f"{_ranks(who)} made a collective at line {', '.join(map(str, lines))} that "
             f"{_ranks(others) if others else 'the other ranks'} never reached"
         )
         first = lines[0]
     else:
-        said = "; ".join(f"rank {r} {why}" for r, _, why in troubled)
+        said = f"{_ranks([r for r, _ in waited])} waited in a collective that the other ranks never reached"
         first = None
     return RunError(
         kind="snippet",
@@ -267,6 +272,10 @@ def collective_error(reports: list[Report], stack_lines: list[int | None]) -> Ru
         line=first,
         detail="\n".join(r.error.detail for r in reports if r.error is not None and r.error.detail)[-6000:],
     )
+
+
+def _at(line: int | None) -> str:
+    return f" at line {line}" if line else ""
 
 
 def _ranks(ranks_: list[int]) -> str:
