@@ -97,6 +97,7 @@ FAST_MODULES = frozenset(
         "test_explain_guards",
         "test_settings_parse",
         "test_program_unit",
+        "test_ranks_unit",
         "test_history",
         "test_import_hygiene",
         "test_import_contracts",

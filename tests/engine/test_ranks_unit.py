@@ -1,0 +1,137 @@
+"""A run across ranks, torch-free: the ranks setting and flag, the merged report, what differs
+between ranks and its words, and one rank as the app's panes show it."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from playground.cli.flags import ranks_arg
+from playground.engine import ranks
+from playground.engine.report import (
+    Equivalence,
+    GraphBreak,
+    GuardSet,
+    Recompile,
+    Report,
+    RunError,
+    WorkerInfo,
+)
+from playground.engine.report.explanation import Explanation, ReasonRow, RecompileDetail
+from playground.engine.settings import MAX_RANKS, Settings, SettingsError, check_value
+from playground.engine.wording import ranks as rank_words
+
+
+def _rank(pid: int, **fields: object) -> Report:
+    values: dict[str, object] = {"graph_count": 1, "calls": 3, **fields}
+    return Report(worker=WorkerInfo(pid=pid), **values)  # type: ignore[arg-type]
+
+
+def test_ranks_is_a_setting_from_1_to_the_most_and_absent_from_the_json_at_1() -> None:
+    assert "ranks" not in Settings().to_dict()
+    assert Settings(ranks=2).to_dict()["ranks"] == 2
+    assert Settings.from_dict({"ranks": 4}).ranks == 4
+    for bad in (0, MAX_RANKS + 1, "2", True, 2.0, None):
+        assert Settings.from_dict({"ranks": bad}).ranks == 1
+        with pytest.raises(SettingsError):
+            check_value("ranks", bad, where="SETTINGS")
+    assert check_value("ranks", 3) == 3
+    assert "ranks=2" in Settings(ranks=2).label() and "ranks" not in Settings().label()
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "9", "two", "", "1.5", "1e3", " "])
+def test_the_ranks_flag_refuses_what_is_not_a_number_of_processes(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="number of ranks"):
+        ranks_arg(text)
+
+
+def test_the_ranks_flag_takes_a_whole_number() -> None:
+    assert ranks_arg("2") == 2 and ranks_arg(" 8 ") == 8
+
+
+def test_ranks_that_agree_have_no_divergence_and_the_top_level_is_rank_0() -> None:
+    merged = ranks.merged([_rank(10), _rank(11)])
+    assert merged.world_size == 2 and merged.divergence == ()
+    assert merged.worker == WorkerInfo(pid=10)
+    assert [r.world_size for r in merged.ranks] == [None, None]
+    assert rank_words.headline(merged).text == "ranks 2: every rank agrees"
+    back = Report.from_dict(merged.to_dict())
+    assert back == merged
+
+
+def test_one_rank_recompiling_reads_as_only_that_rank_with_the_reason() -> None:
+    detail = RecompileDetail(
+        function="fn", entry="0/1", call=3, reasons=(ReasonRow(arg="x", guard="size of x dim 0", was="4", now="3"),)
+    )
+    rank1 = _rank(
+        11,
+        graph_count=2,
+        recompile_count=1,
+        recompiles=(Recompile(function="fn", reasons=("0/0: tensor 'x' size mismatch",)),),
+        explanation=Explanation(recompiles=(detail,)),
+    )
+    merged = ranks.merged([_rank(10), rank1])
+    by_what = {d.what: d for d in merged.divergence}
+    assert set(by_what) == {"graph_count", "recompiles"}
+    assert dict(by_what["graph_count"].ranks) == {"0": 1, "1": 2}
+    assert by_what["recompiles"].message.startswith("only rank 1 recompiled, at call 3: size of x dim 0 4 → 3")
+    assert Report.from_dict(merged.to_dict()).divergence == merged.divergence
+
+
+def test_ranks_that_agree_in_groups_are_named_together() -> None:
+    merged = ranks.merged([_rank(10), _rank(11, graph_count=2), _rank(12), _rank(13)])
+    (entry,) = merged.divergence
+    assert entry.message == "graphs differ between ranks: ranks 0, 2 and 3: 1, rank 1: 2"
+
+
+def test_breaks_guards_equivalence_and_errors_each_differ_in_words() -> None:
+    brk = GraphBreak(reason="print", line=9)
+    rank0 = _rank(
+        10, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: x  # line 9", "ID_MATCH: 1403228921")),)
+    )
+    rank1 = _rank(
+        11,
+        graph_breaks=(brk,),
+        graph_break_count=1,
+        guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: x  # line 7", "ID_MATCH: 1403991123")),),
+        equivalence=Equivalence(ok=False, verdict="differs"),
+        error=RunError(kind="snippet", type="ValueError", message="boom", line=4),
+    )
+    by_what = {d.what: d for d in ranks.merged([rank0, rank1]).divergence}
+    # Torch's comment and an object's id are each process's own: the guards are the same.
+    assert "guards" not in by_what
+    assert "lines 9" in by_what["graph_breaks"].message
+    assert by_what["equivalence"].message == "equivalence differs between ranks: rank 0: n/a, rank 1: FAIL"
+    assert "rank 1: snippet error (line 4): ValueError: boom" in by_what["error"].message
+
+
+def test_a_guard_only_one_rank_holds_is_named_by_its_kind() -> None:
+    rank0 = _rank(10, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: a",)),))
+    rank1 = _rank(11, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: a", "LAMBDA_GUARD: 2 <= s0")),))
+    (entry,) = ranks.merged([rank0, rank1]).divergence
+    assert entry.what == "guards"
+    assert entry.message.endswith("only rank 1 has a LAMBDA_GUARD guard")
+    assert "1 entry, 1 guards" in entry.message and "1 entry, 2 guards" in entry.message
+
+
+def test_shown_puts_one_ranks_facts_on_top_and_keeps_the_rest() -> None:
+    merged = ranks.merged([_rank(10), _rank(11, graph_count=2)])
+    one = ranks.shown(merged, 1)
+    assert one.graph_count == 2 and one.world_size == 2 and one.divergence == merged.divergence
+    assert ranks.shown(merged, None) is merged and ranks.shown(merged, 7) is merged
+    lines = [line.text for line in rank_words.rank_lines(one)]
+    assert lines[-1].startswith("▸ rank 1") and lines[-2].startswith("  rank 0")
+    plain = Report()
+    assert ranks.shown(plain, 1) is plain and rank_words.rank_lines(plain) == ()
+
+
+def test_a_rank_line_fits_80_columns_when_nothing_but_counts_differ() -> None:
+    merged = ranks.merged([_rank(10), _rank(11, graph_count=2, recompile_count=1)])
+    for line in rank_words.rank_lines(merged)[-2:]:
+        assert len(line.text) <= 78, line.text
+
+
+def test_merged_needs_a_rank() -> None:
+    with pytest.raises(ValueError):
+        ranks.merged([])
