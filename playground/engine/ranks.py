@@ -10,12 +10,12 @@ is read from torch's text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from playground.engine.report import Divergence, Report
+from playground.engine.report.explanation import GuardDetail
 
 #: A rank's timing differs from another's when one's compiled/eager ratio is this many times the
 #: other's: both run on the same cores at once, so smaller differences are the machine's noise.
@@ -109,14 +109,16 @@ def _breaks(reports: Sequence[Report]) -> Divergence | None:
 
 
 def _guards(reports: Sequence[Report]) -> Divergence | None:
-    sets = [{_guard_text(g) for s in r.guards for g in s.guards} for r in reports]
+    sets = [{_compared(g) for e in r.explanation.guards for g in e.guards if not g.internal} for r in reports]
     if len({frozenset(s) for s in sets}) <= 1:
         return None
     values = _values(reports, lambda r: sum(len(s.guards) for s in r.guards))
     entries = _values(reports, lambda r: len(r.guards))
     common = set.intersection(*sets)
     example = next(((rank, sorted(s - common)[0]) for rank, s in enumerate(sets) if s - common), None)
-    shown = f"; only rank {example[0]} has a {_short(example[1].split(':', 1)[0])} guard" if example else ""
+    shown = (
+        f"; only rank {example[0]} has a {example[1][0] or 'guard'} guard: {_short(example[1][2])}" if example else ""
+    )
     held = _each(
         {k: (entries[k], values[k]) for k in values},
         lambda v: f"{v[0]} {'entry' if v[0] == 1 else 'entries'}, {v[1]} guards",
@@ -124,10 +126,17 @@ def _guards(reports: Sequence[Report]) -> Divergence | None:
     return Divergence("guards", values, f"guards differ between ranks: {held}{shown}")
 
 
-def _guard_text(guard: str) -> str:
-    """A guard as ranks compare it: its check without torch's comment, object ids as N (each
-    process has its own)."""
-    return re.sub(r"\b\d{8,}\b", "N", guard.split("  #", 1)[0].strip())
+#: Guard kinds whose check holds an object's id or a dict's version: each process has its own,
+#: so ranks compare such a guard by what it is about, not by its number.
+_ID_KINDS = frozenset({"ID_MATCH", "TYPE_MATCH", "CLOSURE_MATCH", "FUNCTION_MATCH", "NN_MODULE", "DICT_VERSION"})
+
+
+def _compared(guard: GuardDetail) -> tuple[str, str, str]:
+    """A guard as ranks compare it (the worker's parse of torch's text: kind, argument, check
+    without torch's comment): (kind, argument, what a person reads)."""
+    if guard.kind in _ID_KINDS:
+        return (guard.kind, guard.arg, guard.arg or guard.kind)
+    return (guard.kind, guard.arg, guard.shown)
 
 
 def _short(text: str, width: int = 48) -> str:

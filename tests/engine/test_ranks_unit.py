@@ -21,11 +21,18 @@ from playground.engine.report import (
 from playground.engine.report.explanation import Explanation, ReasonRow, RecompileDetail
 from playground.engine.settings import MAX_RANKS, Settings, SettingsError, check_value
 from playground.engine.wording import ranks as rank_words
+from playground.worker.capture import explain
 
 
 def _rank(pid: int, **fields: object) -> Report:
     values: dict[str, object] = {"graph_count": 1, "calls": 3, **fields}
     return Report(worker=WorkerInfo(pid=pid), **values)  # type: ignore[arg-type]
+
+
+def _guards(*lines: str) -> dict[str, object]:
+    """A report's guards as the worker gives them: torch's lines and their parse (GuardDetail)."""
+    entry = GuardSet(compile_id="0/0", guards=lines)
+    return {"guards": (entry,), "explanation": Explanation(guards=explain.guard_details((entry,), "snip.py"))}
 
 
 def test_ranks_is_a_setting_from_1_to_the_most_and_absent_from_the_json_at_1() -> None:
@@ -87,14 +94,12 @@ def test_ranks_that_agree_in_groups_are_named_together() -> None:
 
 def test_breaks_guards_equivalence_and_errors_each_differ_in_words() -> None:
     brk = GraphBreak(reason="print", line=9)
-    rank0 = _rank(
-        10, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: x  # line 9", "ID_MATCH: 1403228921")),)
-    )
+    rank0 = _rank(10, **_guards("TENSOR_MATCH: x  # line 9", "ID_MATCH: ___check_obj_id(L['net'], 1403228921)"))
     rank1 = _rank(
         11,
         graph_breaks=(brk,),
         graph_break_count=1,
-        guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: x  # line 7", "ID_MATCH: 1403991123")),),
+        **_guards("TENSOR_MATCH: x  # line 7", "ID_MATCH: ___check_obj_id(L['net'], 1403991123)"),
         equivalence=Equivalence(ok=False, verdict="differs"),
         error=RunError(kind="snippet", type="ValueError", message="boom", line=4),
     )
@@ -107,11 +112,17 @@ def test_breaks_guards_equivalence_and_errors_each_differ_in_words() -> None:
 
 
 def test_a_guard_only_one_rank_holds_is_named_by_its_kind() -> None:
-    rank0 = _rank(10, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: a",)),))
-    rank1 = _rank(11, guards=(GuardSet(compile_id="0/0", guards=("TENSOR_MATCH: a", "LAMBDA_GUARD: 2 <= s0")),))
+    rank0 = _rank(10, **_guards("TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[4])"))
+    rank1 = _rank(
+        11,
+        **_guards(
+            "TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[4])",
+            "LAMBDA_GUARD: 2 <= L['a'].size()[0]",
+        ),
+    )
     (entry,) = ranks.merged([rank0, rank1]).divergence
     assert entry.what == "guards"
-    assert entry.message.endswith("only rank 1 has a LAMBDA_GUARD guard")
+    assert "only rank 1 has a LAMBDA_GUARD guard: 2 <= a.size()[0]" in entry.message
     assert "1 entry, 1 guards" in entry.message and "1 entry, 2 guards" in entry.message
 
 

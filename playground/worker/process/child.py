@@ -21,7 +21,7 @@ from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.request import RankPlace, WorkerRequest
 
 if TYPE_CHECKING:
     from playground.worker.capture.records import Capturer
@@ -117,27 +117,6 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
         os._exit(code)
 
 
-def rank_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
-    """One rank of a run across ranks (process/rank_group.py): rank 0 speaks its progress on the
-    channel as a run does, the others are muted; each writes its report to its file and, when
-    the template asks with SIGUSR2 (it is about to kill a rank that still waits), its stack."""
-    code = 0
-    try:
-        _become_child(inherited, parent)
-        place = request.rank
-        if place is None:
-            raise ValueError("a rank's child without its place")
-        if place.rank != 0:
-            inherited.channel.mute()
-        stack = open(os.path.join(place.folder, f"rank{place.rank}.stack"), "w")  # noqa: SIM115 - for the process's life
-        faulthandler.register(signal.SIGUSR2, file=stack, all_threads=False)
-        run_here(inherited, request, limits.cap_memory(), parent)
-    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
-        code = 70
-    finally:
-        os._exit(code)
-
-
 def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
     """The code child: the request's calls again under depyf, what it decompiled written where
     the template reads it (dynamo_code/held_report.py), then os._exit (never returns)."""
@@ -189,6 +168,8 @@ def run_here(
     from playground.worker.run.experiment import run_experiment
 
     channel = inherited.channel
+    if request.rank is not None:
+        _as_rank(channel, request.rank)
     request = channel.expect(request)
     run_id = request.id
     witness = Witness(run_id, request.run.path, parent) if parent is not None else None
@@ -252,6 +233,16 @@ def run_here(
     else:
         emit(message)
     return used_inductor
+
+
+def _as_rank(channel: Channel, place: RankPlace) -> None:
+    """One rank of a run across ranks (process/rank_group.py): rank 0 speaks its progress on the
+    channel as a run does, the others are muted; each writes its report to its file, and its
+    stack when the template asks with SIGUSR2 (it is about to kill a rank that still waits)."""
+    if place.rank != 0:
+        channel.mute()
+    stack = open(os.path.join(place.folder, f"rank{place.rank}.stack"), "w")  # noqa: SIM115 - for the process's life
+    faulthandler.register(signal.SIGUSR2, file=stack, all_threads=False)
 
 
 def _join(request: WorkerRequest) -> Report | None:

@@ -27,8 +27,9 @@ from playground.engine import ranks as rank_reports
 from playground.engine.report import Report, RunError
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
-from playground.worker.process.child import Inherited, rank_child
+from playground.worker.process.child import Inherited, run_child
 from playground.worker.process.reference_forks import Forked
+from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
 from playground.worker.run import ranks
 from playground.worker.run.request import RankPlace, WorkerRequest
@@ -41,6 +42,7 @@ class Host(Protocol):
     stragglers: Stragglers
     #: The template's requests (template.Requests): a cancel read while the ranks run.
     requests: Any
+    spare: Spare
 
     def inherited(self) -> Inherited: ...
 
@@ -94,15 +96,21 @@ class RankGroup:
         port, reference_port = free_ports(2)
         timeout = request.run.flags.timeout_s
         parent = os.getpid()
+        requests = []
         for rank in range(self.world_size):
             place = RankPlace(rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout))
             mine = replace(request, rank=place, report_to=self._path(rank, "json"))
             forked = Forked(self.template.inherited(), mine)
             self.references.append(forked)
-            mine = forked.request(mine)
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the rank's process
-                rank_child(self.template.inherited(), mine, parent)
+            requests.append(forked.request(mine))
+        # The ranks forked last and together: they meet in the process group at once.
+        for rank, mine in enumerate(requests):
+            # Rank 0 in the spare when one is warm (a one-process run would have had it).
+            pid = self.template.spare.hand(mine) if rank == 0 else None
+            if pid is None:
+                pid = os.fork()
+                if pid == 0:  # pragma: no cover - the rank's process
+                    run_child(self.template.inherited(), mine, parent)
             self.children.append(pid)
         killed_for, ended = self._wait(timeout)
         # A rank killed mid-write leaves half a line in the pipe: end it, the client skips it.
@@ -236,7 +244,7 @@ def collective_error(reports: list[Report], stack_lines: list[int | None]) -> Ru
     which line of the snippet, and that the others never got there; None when no rank did.
     A rank whose wait names no snippet line was left waiting elsewhere (in a later collective,
     or in the run's own agreements) by a rank that went another way."""
-    waited: list[tuple[int, int | None]] = []  # gloo gave up on a collective
+    waited: list[tuple[int, int | None]] = []  # its wait in a collective timed out
     stuck: list[tuple[int, int | None]] = []  # killed at the run's timeout, where its stack was
     for rank, report in enumerate(reports):
         error = report.error
@@ -251,7 +259,7 @@ def collective_error(reports: list[Report], stack_lines: list[int | None]) -> Ru
     if stuck:
         said = "; ".join(f"rank {r} was still running{_at(line)} when the run timed out" for r, line in stuck)
         if waited:
-            said += f"; {_ranks([r for r, _ in waited])} waited for it in a collective until gloo gave up"
+            said += f"; {_ranks([r for r, _ in waited])} waited for it in a collective until its wait timed out"
         first = next((line for _, line in stuck if line), None)
     elif any(line for _, line in waited):
         who = sorted({r for r, line in waited if line})

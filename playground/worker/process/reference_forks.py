@@ -22,7 +22,7 @@ from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited
 from playground.worker.process.witness import Witness
 from playground.worker.run import program_reference, ranks
-from playground.worker.run.reference import GO, FileSink, SideResult, run_side
+from playground.worker.run.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
 from playground.worker.run.request import ReferenceProcesses, WorkerRequest
 
 
@@ -37,7 +37,9 @@ class Forked:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
         try:
             eager = self._fork(inherited, request, "eager")
-            wide = self._fork(inherited, request, "float64")
+            # Across ranks there is none: it would run on one rank's demand only, and a collective
+            # of the snippet's would wait for the other ranks' (reference.NO_PROCESS).
+            wide = self._fork(inherited, request, "float64") if request.rank is None else NO_PROCESS
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         self.info = ReferenceProcesses(self.folder, eager, wide)
@@ -133,10 +135,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
                     device=request.run.settings.device,
                     make_group=request.run.program is None,
                 )
-            if place is not None and side != "eager":
-                # It runs on one rank's demand only, and a collective would wait for the others.
-                sink.end(SideResult(complete=True, note="a run across ranks has no float64 reference"))
-            elif request.run.program is None:
+            if request.run.program is None:
                 run_side(request, side, sink, emit=witness.sent)
             elif side == "eager":
                 program_reference.run_reference(request, sink)  # the program again, eagerly

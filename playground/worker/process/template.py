@@ -216,8 +216,8 @@ class Template:
             self._fork_spare()
 
     def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
-        """A run across ranks (rank_group.py): every rank forked from here, none from the spare
-        (the spare was warmed for one process; it stays for the next one-process run)."""
+        """A run across ranks (rank_group.py): every rank forked from here, rank 0 in the spare
+        when one is warm."""
         self.group = RankGroup(self, request)
         try:
             return self.group.run()

@@ -263,8 +263,11 @@ class Phases:
         ctx.waterfall.end("load")
         load_s = time.perf_counter() - t0
         # The reference loads the snippet only now: what its module-level code does once (write
-        # a file, delete one) it does after the compiled run's load, always in that order.
-        references.start()
+        # a file, delete one) it does after the compiled run's load, always in that order. Across
+        # ranks it waits for the diagnostics: N ranks and N references would share the cores on
+        # the path to the first findings.
+        if ctx.request.rank is None:
+            references.start()
         loaded = loading.prepare(ctx, module)
         t1 = time.perf_counter()
         ctx.waterfall.begin("calls")
@@ -284,6 +287,7 @@ class Phases:
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         ctx.waterfall.end("diagnostics")
+        references.start()
         t2 = time.perf_counter()
         ctx.waterfall.begin("reference")
         eager = references.eager()  # long done, mostly: it ran while the calls compiled

@@ -64,7 +64,24 @@ def join(place: RankPlace, *, port: int, device: str, make_group: bool) -> None:
         backend = "nccl"
         torch.cuda.set_device(place.rank % torch.cuda.device_count())
     dist.init_process_group(backend, rank=place.rank, world_size=place.world_size, timeout=timeout)
-    _agreements = dist.new_group(backend="gloo", timeout=timeout)
+    _agreements = _Later(timeout)
+
+
+class _Later:
+    """Our own group, made at its first use: every rank reaches the timing loop's first
+    agreement at the same point of the run, so the group's making (itself collective) pairs; a
+    run without timing never pays for it."""
+
+    def __init__(self, timeout: datetime.timedelta) -> None:
+        self.timeout = timeout
+        self._group: Any = None
+
+    def group(self) -> Any:
+        if self._group is None:
+            import torch.distributed as dist
+
+            self._group = dist.new_group(backend="gloo", timeout=self.timeout)
+        return self._group
 
 
 def leave() -> None:
@@ -86,7 +103,7 @@ def agreed_max(value: int) -> int:
     import torch.distributed as dist
 
     tensor = torch.tensor([int(value)], dtype=torch.int64)
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=_agreements)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=_agreements.group())
     return int(tensor.item())
 
 
@@ -105,6 +122,8 @@ _COLLECTIVE_TROUBLE = (
         "lost its peer in a collective (another rank left it)",
     ),
     (re.compile(r"[Rr]eceived data size doesn't match expected size"), "got another size from its peer"),
+    # The store's wait (a group's making, a barrier): torch's DistStoreError, measured on 2.13.
+    (re.compile(r"wait timeout after (\d+)ms, keys:"), "waited {0} ms for the other ranks"),
     (
         re.compile(r"[Ss]ocket [Tt]imeout|Timed out after \d+ seconds waiting"),
         "waited in a collective until gloo's timeout",

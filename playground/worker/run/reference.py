@@ -258,6 +258,11 @@ def _portable(value: Any, depth: int = 0) -> Any:
 # --- the references, from the compiled run's side ----------------------------------------------
 
 
+#: A reference process the template did not fork (a run across ranks has no float64 one): never
+#: a pid to signal (os.kill(0, ...) would signal our whole process group).
+NO_PROCESS = -1
+
+
 class References:
     """The compiled run's handle on its references: forked processes when the template made
     them, else runs in place."""
@@ -267,10 +272,14 @@ class References:
         self.info = ctx.request.references
         self.in_place_eager: SideResult | None = None
         self.eager_result: SideResult | None = None
+        self.started = False
 
     def start(self) -> None:
         """The run has loaded the snippet: the eager reference may load it now (in place, it
-        runs now, whole)."""
+        runs now, whole). Once: a later call does nothing."""
+        if self.started:
+            return
+        self.started = True
         if self.info is None:
             sink = ListSink()
             run_side(self.ctx.request, "eager", sink, suffix="_eager")
@@ -283,6 +292,7 @@ class References:
         """The eager reference's result, waited for (once; later calls return the same)."""
         if self.info is None:
             return self.in_place_eager or SideResult(note="the eager reference never started")
+        self.start()
         if self.eager_result is None:
             self.ctx.progress("reference", "waiting for the eager reference")
             self.eager_result = self._wait(self.info.eager, os.path.join(self.info.folder, "eager"), "eager")
@@ -295,6 +305,8 @@ class References:
             run_side(self.ctx.request, "float64", sink, suffix="_f64")
             return sink.result
         pid = self.info.float64
+        if pid == NO_PROCESS:
+            return SideResult(complete=True, note="a run across ranks has no float64 reference")
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, GO)
         return self._wait(pid, os.path.join(self.info.folder, "float64"), "float64")
