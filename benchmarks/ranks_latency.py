@@ -6,8 +6,8 @@ one interleaved run (the machine is shared and noisy): per save, the time to the
 line (rank 0's early findings) and to the complete line (every rank's report merged), and
 while it runs the summed proportional set size (PSS: shared pages split between the processes
 sharing them, so forks of one template are not counted twice) of every process below the
-CLI: the template and its forks. The ratios are printed side by side; the memory per extra rank is the difference of
-the peaks divided by the extra ranks.
+CLI: the template and its forks. The ratios are printed side by side; the memory per extra
+rank is the difference of the peaks divided by the extra ranks.
 
     python benchmarks/ranks_latency.py [--saves 5] [--ranks 2] [--backend eager]
 """
