@@ -116,7 +116,7 @@ TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged
 XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)
-	$(VENV214)/bin/python -m pytest -q $(XDIST214) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py \
+	$(VENV214)/bin/python -m pytest -q $(XDIST214) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py tests/test_gallery_ranks.py \
 		-k "not runs_standalone and not check_json_carries and not match_a_fresh_process \
 			and not hung_code_run and not cancel_during_the_code_run" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)

@@ -78,7 +78,7 @@ def _recompiles(reports: Sequence[Report]) -> Divergence | None:
         first = reports[int(recompiled[0])]
         why = _first_reason(first)
         only = "only " + _ranks_word(recompiled) + " recompiled"
-        return Divergence("recompiles", values, f"{only}{why}  ({_each(values)})")
+        return Divergence("recompiles", values, f"{only}{why} ({_each(values)})")
     return Divergence("recompiles", values, f"recompiles differ between ranks: {_each(values)}")
 
 
@@ -104,7 +104,7 @@ def _breaks(reports: Sequence[Report]) -> Divergence | None:
         return None
     counts = _values(reports, lambda r: r.graph_break_count)
     lines = _values(reports, lambda r: sorted({b.line for b in r.graph_breaks if b.line}))
-    where = _each(lines, lambda ls: ("lines " + ", ".join(map(str, ls))) if ls else "none")
+    where = _each(lines, lambda ls: f"line{'s' if len(ls) > 1 else ''} " + ", ".join(map(str, ls)) if ls else "none")
     return Divergence("graph_breaks", counts, f"graph breaks differ between ranks: {_each(counts)} ({where})")
 
 

@@ -106,7 +106,7 @@ def test_breaks_guards_equivalence_and_errors_each_differ_in_words() -> None:
     by_what = {d.what: d for d in ranks.merged([rank0, rank1]).divergence}
     # Torch's comment and an object's id are each process's own: the guards are the same.
     assert "guards" not in by_what
-    assert "lines 9" in by_what["graph_breaks"].message
+    assert "rank 1: line 9" in by_what["graph_breaks"].message
     assert by_what["equivalence"].message == "equivalence differs between ranks: rank 0: n/a, rank 1: FAIL"
     assert "rank 1: snippet error (line 4): ValueError: boom" in by_what["error"].message
 
