@@ -77,6 +77,14 @@ class Peak:
             time.sleep(0.02)
 
 
+def _settle(root: int, idle: int, timeout: float = 10.0) -> None:
+    """Until the last save's processes are gone (the complete line comes before they exit), so
+    one save's peak never holds the last one's ranks."""
+    end = time.monotonic() + timeout
+    while len(procs.descendants(root)) > idle and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--saves", type=int, default=5)
@@ -90,6 +98,8 @@ def main() -> None:
     try:
         route.wait_for(hashlib.sha256(path.read_bytes()).hexdigest(), "complete", timeout=300)
         peak = Peak(route.proc.pid)
+        time.sleep(1.0)  # the spare forked after the first run
+        idle = len(procs.descendants(route.proc.pid))
         results: dict[int, dict[str, list[float]]] = {
             n: {"diag": [], "complete": [], "pss": []} for n in (1, args.ranks)
         }
@@ -98,6 +108,7 @@ def main() -> None:
             for ranks in (1, args.ranks):
                 edit += 1
                 text = SNIPPET.format(backend=args.backend, ranks=ranks, n=edit)
+                _settle(route.proc.pid, idle)
                 peak.start()
                 start = time.monotonic()
                 diag_s, _, _, _ = route.save(text)
@@ -110,6 +121,10 @@ def main() -> None:
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
+    for n, r in results.items():
+        print(
+            f"ranks {n}: complete per save {[round(x, 3) for x in r['complete']]} s, peak PSS {[round(x) for x in r['pss']]} MiB"
+        )
     med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in results.items()}
     one, many = med[1], med[args.ranks]
     print(f"backend {args.backend}, {args.saves} saves each, interleaved; medians")
