@@ -1,5 +1,5 @@
 """What torch itself says a snippet compiles on each rank: run as
-`python tests/ranks_truth.py SNIPPET N`, it starts N fresh processes joined by torch.distributed
+`python tests/ranks_truth.py [--config KEY=VALUE] SNIPPET N`, it starts N fresh processes joined by torch.distributed
 (gloo, torchrun's environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), and each one loads
 SNIPPET, compiles its target under the snippet's SETTINGS behind a counting backend, and makes
 every call of inputs() in order, as the contract says a run does. Each rank then runs the same
@@ -7,7 +7,9 @@ calls eagerly and compares outputs and gradients (the sum of the outputs' floati
 backward) with torch.allclose. One JSON list is printed, indexed by rank: the graphs the
 backend was handed, the recompiles among them (graphs compiled under a compile id whose frame
 had compiled before), the graph breaks torch logged (the records of TORCH_LOGS=graph_breaks,
-counted, never parsed) and whether eager and compiled agreed.
+counted, never parsed) and whether eager and compiled agreed. `--config dynamo.NAME=JSON` sets
+torch._dynamo.config (inductor.NAME: torch._inductor.config) in each rank before the snippet
+loads, as the playground's `--config` does.
 
 Torch's own backend calls, compile ids and log records, not the playground's capture:
 tests/test_gallery_ranks.py compares the playground's `check --ranks` report with this.
@@ -28,8 +30,11 @@ TIMEOUT_S = 300
 
 
 def main(argv: list[str]) -> None:
+    config: list[str] = []
+    while argv[:1] == ["--config"]:
+        config, argv = [*config, argv[1]], argv[2:]
     if argv[:1] == ["--rank"]:
-        print(json.dumps(_rank(argv[1], int(argv[2]))))
+        print(json.dumps(_rank(argv[1], int(argv[2]), config)))
         return
     path, world = argv[0], int(argv[1])
     with socket.socket() as s:
@@ -47,7 +52,7 @@ def main(argv: list[str]) -> None:
             "MASTER_PORT": str(port),
             "OMP_NUM_THREADS": "1",
         }
-        cmd = [sys.executable, __file__, "--rank", path, str(rank)]
+        cmd = [sys.executable, __file__, *(a for c in config for a in ("--config", c)), "--rank", path, str(rank)]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
     ranks = []
     for proc in procs:
@@ -58,7 +63,7 @@ def main(argv: list[str]) -> None:
     print(json.dumps(ranks))
 
 
-def _rank(path: str, rank: int) -> dict[str, Any]:
+def _rank(path: str, rank: int, config: list[str]) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
     from torch._dynamo.backends.registry import lookup_backend
@@ -76,6 +81,11 @@ def _rank(path: str, rank: int) -> dict[str, Any]:
     for qname in log_registry.get_log_qnames():
         logging.getLogger(qname).handlers = [Breaks()]
 
+    for item in config:
+        key, _, value = item.partition("=")
+        where, _, name = key.partition(".")
+        module = torch._dynamo.config if where == "dynamo" else torch._inductor.config
+        setattr(module, name, json.loads(value))
     dist.init_process_group("gloo")
     assert dist.get_rank() == rank
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))

@@ -34,15 +34,22 @@ def _world(path: Path) -> int:
     return int(_module_literal(path, "SETTINGS")["ranks"])
 
 
-def _check(path: Path) -> dict[str, Any]:
+def _config_flags(config: dict[str, Any]) -> list[str]:
+    return [f"{key}={json.dumps(value)}" for key, value in config.items()]
+
+
+def _check(path: Path, config: dict[str, Any] | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
+    cmd += [a for c in _config_flags(config or {}) for a in ("--config", c)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
-def _truth(path: Path) -> list[dict[str, Any]]:
-    cmd = [sys.executable, str(ROOT / "tests" / "ranks_truth.py"), str(path), str(_world(path))]
+def _truth(path: Path, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    cmd = [sys.executable, str(ROOT / "tests" / "ranks_truth.py")]
+    cmd += [a for c in _config_flags(config or {}) for a in ("--config", c)]
+    cmd += [str(path), str(_world(path))]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -71,6 +78,35 @@ def test_a_lesson_across_ranks_reports_what_torch_compiled_on_each_rank(path: Pa
     for key in (*COUNTS, "recompile_limit_hit"):
         assert report[key] == expected[key], (key, report[key])
     assert sorted(d["what"] for d in report["divergence"]) == sorted(expected["divergence"])
+
+
+def _variants() -> list[Any]:
+    return [
+        pytest.param(path, variant, id=f"{path.stem}-{i}")
+        for path in LESSONS
+        for i, variant in enumerate(_module_literal(path, "VARIANTS") or [])
+    ]
+
+
+@pytest.mark.parametrize(("path", "variant"), _variants())
+def test_a_lessons_variant_is_what_torch_compiles_under_that_config(path: Path, variant: dict[str, Any]) -> None:
+    report = _check(path, variant["config"])
+    truth = _truth(path, variant["config"])
+    ours = [{k: rank[k] for k in COUNTS} for rank in report["ranks"]]
+    theirs = [{k: rank[k] for k in COUNTS} for rank in truth]
+    assert ours == theirs == variant["ranks"], (ours, theirs)
+
+
+def test_ddps_bucket_splits_are_told_apart_from_graph_breaks() -> None:
+    report = _check(ROOT / "snippets" / "ranks" / "ddp_buckets.py")
+    for rank in report["ranks"]:
+        (note,) = [n for n in rank["notes"] if n.startswith("DDP's optimizer split")]
+        assert "into 4 at DDP's bucket boundaries (bucket_cap_mb=1)" in note
+        assert "graphs, not graph breaks" in note
+        ids = {g["compile_id"] for g in rank["graphs"]}
+        assert len(ids) == 1 and len(rank["graphs"]) == 4
+    plain = _check(ROOT / "snippets" / "ranks" / "ddp_buckets.py", {"dynamo.optimize_ddp": False})
+    assert any("split none" in n for n in plain["notes"]), plain["notes"]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)

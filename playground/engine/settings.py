@@ -72,6 +72,7 @@ COMMON_CONFIG: tuple[str, ...] = (
     "dynamo.specialize_float",
     "dynamo.inline_inbuilt_nn_modules",
     "dynamo.optimize_ddp",
+    "dynamo.enable_compiler_collectives",
     "inductor.max_autotune",
     "inductor.freezing",
     "inductor.fallback_random",

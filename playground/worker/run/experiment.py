@@ -34,6 +34,7 @@ from playground.worker.run import (
     kernels_profile,
     loading,
     program,
+    ranks,
     switches,
     timing,
 )
@@ -281,9 +282,9 @@ class Phases:
         self.phase_s = {"load": load_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)
         found = self.report(base)
-        note = nothing_compiled(ctx.settings, found)
-        if note:
-            ctx.notes.append(note)
+        for note in (nothing_compiled(ctx.settings, found), ranks.bucket_note(loaded.target, found.graphs)):
+            if note:
+                ctx.notes.append(note)
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         ctx.waterfall.end("diagnostics")
