@@ -9,7 +9,8 @@ backend was handed, the recompiles among them (graphs compiled under a compile i
 had compiled before), the graph breaks torch logged (the records of TORCH_LOGS=graph_breaks,
 counted, never parsed) and whether eager and compiled agreed. `--config dynamo.NAME=JSON` sets
 torch._dynamo.config (inductor.NAME: torch._inductor.config) in each rank before the snippet
-loads, as the playground's `--config` does.
+loads, as the playground's `--config` does; `--config settings.NAME=JSON` overrides the snippet's
+SETTINGS (`settings.dynamic=true`), as the playground's flags do.
 
 Torch's own backend calls, compile ids and log records, not the playground's capture:
 tests/test_gallery_ranks.py compares the playground's `check --ranks` report with this.
@@ -31,7 +32,7 @@ TIMEOUT_S = 300
 
 def main(argv: list[str]) -> None:
     config: list[str] = []
-    while argv[:1] == ["--config"]:
+    while argv[:1] == ["--config"]:  # dynamo.NAME=JSON, or settings.NAME=JSON over SETTINGS
         config, argv = [*config, argv[1]], argv[2:]
     if argv[:1] == ["--rank"]:
         print(json.dumps(_rank(argv[1], int(argv[2]), config)))
@@ -81,16 +82,20 @@ def _rank(path: str, rank: int, config: list[str]) -> dict[str, Any]:
     for qname in log_registry.get_log_qnames():
         logging.getLogger(qname).handlers = [Breaks()]
 
+    overrides = {}
     for item in config:
         key, _, value = item.partition("=")
         where, _, name = key.partition(".")
+        if where == "settings":
+            overrides[name] = json.loads(value)
+            continue
         module = torch._dynamo.config if where == "dynamo" else torch._inductor.config
         setattr(module, name, json.loads(value))
     dist.init_process_group("gloo")
     assert dist.get_rank() == rank
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     ns = runpy.run_path(path, run_name="snippet")
-    settings = ns.get("SETTINGS", {})
+    settings = {**ns.get("SETTINGS", {}), **overrides}
     target = ns["model"] if "model" in ns and settings.get("target") != "fn" else ns["fn"]
     real = lookup_backend(settings.get("backend", "inductor"))
     counts = {"graph_count": 0, "recompile_count": 0}

@@ -38,17 +38,25 @@ def _config_flags(config: dict[str, Any]) -> list[str]:
     return [f"{key}={json.dumps(value)}" for key, value in config.items()]
 
 
-def _check(path: Path, config: dict[str, Any] | None = None) -> dict[str, Any]:
+#: A VARIANT's settings as check's flags.
+_FLAGS = {"dynamic": lambda v: ["--dynamic", {None: "auto", True: "true", False: "false"}[v]]}
+
+
+def _check(path: Path, config: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
     cmd += [a for c in _config_flags(config or {}) for a in ("--config", c)]
+    cmd += [a for key, value in (settings or {}).items() for a in _FLAGS[key](value)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
-def _truth(path: Path, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _truth(
+    path: Path, config: dict[str, Any] | None = None, settings: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     cmd = [sys.executable, str(ROOT / "tests" / "ranks_truth.py")]
-    cmd += [a for c in _config_flags(config or {}) for a in ("--config", c)]
+    both = {**(config or {}), **{f"settings.{k}": v for k, v in (settings or {}).items()}}
+    cmd += [a for c in _config_flags(both) for a in ("--config", c)]
     cmd += [str(path), str(_world(path))]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -89,9 +97,9 @@ def _variants() -> list[Any]:
 
 
 @pytest.mark.parametrize(("path", "variant"), _variants())
-def test_a_lessons_variant_is_what_torch_compiles_under_that_config(path: Path, variant: dict[str, Any]) -> None:
-    report = _check(path, variant["config"])
-    truth = _truth(path, variant["config"])
+def test_a_lessons_variant_is_what_torch_compiles_under_those_settings(path: Path, variant: dict[str, Any]) -> None:
+    report = _check(path, variant.get("config"), variant.get("settings"))
+    truth = _truth(path, variant.get("config"), variant.get("settings"))
     ours = [{k: rank[k] for k in COUNTS} for rank in report["ranks"]]
     theirs = [{k: rank[k] for k in COUNTS} for rank in truth]
     assert ours == theirs == variant["ranks"], (ours, theirs)

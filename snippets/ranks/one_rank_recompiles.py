@@ -15,9 +15,10 @@ Recomp pane (5) has its row), o again for rank 0.
 
 Try next: press d (dynamic auto): rank 1 still recompiles, now with a
 symbolic size (its new guard: 2 <= x.size()[0]), so a further change
-of length would not. Press n to
-run on 4 ranks or on 1 (no divergence at all on 1: rank 0's shapes
-never change).
+of length would not. Press d again (dynamic true): x is symbolic from
+the first call, one graph on every rank and nothing differs;
+`torch._dynamo.mark_dynamic(x, 0)` in inputs() does the same for the
+batch dimension alone. Press n for 4 ranks or 1.
 
 Run it as torch does: torchrun --nproc-per-node 2 snippets/ranks/one_rank_recompiles.py
 
@@ -57,6 +58,18 @@ EXPECTED = {
     ],
     "divergence": ["graph_count", "guards", "recompiles"],
 }
+
+# What the settings keys under "Try next" change, per rank (checked against torch the same way):
+VARIANTS = [
+    # press d twice: dynamic true
+    {
+        "settings": {"dynamic": True},
+        "ranks": [
+            {"graph_count": 1, "graph_break_count": 0, "recompile_count": 0},
+            {"graph_count": 1, "graph_break_count": 0, "recompile_count": 0},
+        ],
+    },
+]
 
 
 if __name__ == "__main__":
