@@ -11,7 +11,7 @@ bit for bit; every gradient is 2x on 2 ranks, 4x on 4. Which one your
 training wants is a modelling question, but the two are not the same
 program, and only the gradient check tells.
 
-Look at: the Equiv pane (3): outputs identical, grads FAIL with a
+Look at: the Equiv pane (6): outputs identical, grads FAIL with a
 relative error of 1.0 (2g against g) on each rank; the Breaks pane (2):
 every rank agrees, no break.
 
