@@ -108,13 +108,13 @@ def test_a_lessons_variant_is_what_torch_compiles_under_those_settings(path: Pat
 def test_ddps_bucket_splits_are_told_apart_from_graph_breaks() -> None:
     report = _check(ROOT / "snippets" / "ranks" / "ddp_buckets.py")
     for rank in report["ranks"]:
-        (note,) = [n for n in rank["notes"] if n.startswith("DDP's optimizer split")]
-        assert "into 4 at DDP's bucket boundaries (bucket_cap_mb=1)" in note
-        assert "graphs, not graph breaks" in note
         ids = {g["compile_id"] for g in rank["graphs"]}
         assert len(ids) == 1 and len(rank["graphs"]) == 4
+        assert rank["ddp_buckets"] == {"bucket_mb": 1.0, "splits": {ids.pop(): 4}}
     plain = _check(ROOT / "snippets" / "ranks" / "ddp_buckets.py", {"dynamo.optimize_ddp": False})
-    assert any("split none" in n for n in plain["notes"]), plain["notes"]
+    assert plain["ddp_buckets"] == {"bucket_mb": 1.0, "splits": {}}
+    other = _check(ROOT / "snippets" / "ranks" / "fsdp2.py")
+    assert "ddp_buckets" not in other and all("ddp_buckets" not in r for r in other["ranks"])
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)

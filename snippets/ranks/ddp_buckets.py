@@ -10,9 +10,9 @@ each bucket's gradient all-reduce can start while the backward still
 runs: 4.2 MiB of parameters in 1 MiB buckets give 4 graphs under one
 compile id, and none of those cuts is a graph break.
 
-Look at: the summary: graphs 4, breaks 3; the notes: "DDP's optimizer
-split the graph of compile 4/0 into 4 at DDP's bucket boundaries";
-the Breaks pane (2): the 3 breaks name DDP's files, not yours.
+Look at: the summary: graphs 4, breaks 3; the Breaks pane (2): "DDP's
+optimizer cut compile 4/0 into 4 graphs at the bucket boundaries;
+graphs, not graph breaks", and the 3 breaks name DDP's files, not yours.
 
 Try next: ctrl+p, Config: dynamo.optimize_ddp=false: one graph per
 rank, the same 3 breaks (no overlap of communication with the

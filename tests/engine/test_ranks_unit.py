@@ -10,6 +10,7 @@ import pytest
 from playground.cli.flags import ranks_arg
 from playground.engine import ranks
 from playground.engine.report import (
+    DdpBuckets,
     Equivalence,
     GraphBreak,
     GuardSet,
@@ -146,3 +147,14 @@ def test_a_rank_line_fits_80_columns_when_nothing_but_counts_differ() -> None:
 def test_merged_needs_a_rank() -> None:
     with pytest.raises(ValueError):
         ranks.merged([])
+
+
+def test_ddps_cuts_are_said_as_graphs_not_breaks_and_survive_the_wire() -> None:
+    cut = _rank(10, ddp_buckets=DdpBuckets(bucket_mb=1.0, splits={"4/0": 4}))
+    merged = ranks.merged([cut, _rank(11, ddp_buckets=DdpBuckets(bucket_mb=1.0, splits={"4/0": 4}))])
+    assert Report.from_dict(merged.to_dict()) == merged
+    (line,) = [x.text for x in rank_words.rank_lines(merged) if x.text.startswith("DDP")]
+    assert "cut compile 4/0 into 4 graphs at the bucket boundaries; graphs, not graph breaks" in line
+    none = rank_words.bucket_line(_rank(10, ddp_buckets=DdpBuckets(bucket_mb=25.0)))
+    assert none is not None and none.text.startswith("DDP buckets of 25 MiB: one graph per compiled frame")
+    assert rank_words.bucket_line(_rank(10)) is None and "ddp_buckets" not in _rank(10).to_dict()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tui_fakes import load_fixture, plain
 
 from playground.engine.hello import WorkerHello
-from playground.engine.report import Report
+from playground.engine.report import Report, Timings
 from playground.engine.settings import Settings
 from tui.keys.table import KEYS, PANES, markdown_table
 from tui.run.view import RunState, View
@@ -48,6 +50,12 @@ def test_summary_narrows_before_it_wraps():
     ):
         fitted = plain(summary_text(View(report=report, run=RunState("done", duration_s=12.3)), width=width))
         assert fitted.strip() == expected and len(fitted.strip()) <= width
+    # Across ranks, with an unreliable speedup, the counts go single-spaced to fit the 78 columns.
+    ranks = replace(report, world_size=2, timings=Timings(speedup=1.1, unreliable=True))
+    wide = plain(summary_text(View(report=ranks, run=RunState("done", duration_s=12.3)))).strip()
+    assert len(wide) > 78
+    fitted = plain(summary_text(View(report=ranks, run=RunState("done", duration_s=12.3)), width=78)).strip()
+    assert fitted == "r0/2 graphs 2 breaks 1 recompiles 0 equiv ok speedup unreliable | done 12.3 s"
     error = View(report=report, run=RunState("error", message="compile error at line 3: Unsupported"))
     # an error keeps its words whole (the bar wraps them) rather than lose the state
     assert summary_text(error, width=20).plain.endswith(" | error: compile error at line 3: Unsupported")

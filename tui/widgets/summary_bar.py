@@ -25,19 +25,23 @@ _SEPARATORS = ("  |  ", " | ")
 def summary_text(view: View, width: int | None = None) -> Text:
     """`graphs N  breaks N  recompiles N  equiv ok|FAIL  speedup X.XXx` and the run state.
 
-    Within `width` columns (None: no limit) the separator narrows and `done in 2.1 s` becomes
-    `done 2.1 s` before anything wraps; past that it may wrap to a second line (an error on a
+    Within `width` columns (None: no limit) the separator narrows, `done in 2.1 s` becomes
+    `done 2.1 s`, then the counts are single-spaced before anything wraps (a run across ranks
+    at 80 columns needs all three); past that it may wrap to a second line (an error on a
     narrow screen) rather than lose the state."""
-    forms = [(sep, False) for sep in _SEPARATORS] + [(_SEPARATORS[-1], True)]
+    forms = [(sep, False, False) for sep in _SEPARATORS] + [
+        (_SEPARATORS[-1], True, False),
+        (_SEPARATORS[-1], True, True),
+    ]
     text = Text()
-    for separator, short in forms:
-        text = _summary(view, separator, short)
+    for separator, short, tight in forms:
+        text = _summary(view, separator, short, tight)
         if width is None or text.cell_len <= width:
             break
     return text
 
 
-def _summary(view: View, separator: str, short: bool) -> Text:
+def _summary(view: View, separator: str, short: bool, tight: bool = False) -> Text:
     text = Text()
     if view.report is None:
         text.append("no result yet", style=DIM)
@@ -55,7 +59,8 @@ def _summary(view: View, separator: str, short: bool) -> Text:
             differ = bool(view.report.divergence)
             words = f"r{rank}/{view.report.world_size}" if short else f"rank {rank}/{view.report.world_size}"
             text.append(f"{words}{' ≠' if differ else ''} ", style=f"bold {WARN}" if differ else "bold")
-        text.append(refusal or view.report.summary_line(), style=DIM if view.stale else (BAD if refusal else ""))
+        line = view.report.summary_line().replace("  ", " ") if tight else view.report.summary_line()
+        text.append(refusal or line, style=DIM if view.stale else (BAD if refusal else ""))
     text.append(separator, style=DIM)
     text.append(view.run.words(short=short), style=_RUN_STYLES.get(view.run.kind, ""))
     return text

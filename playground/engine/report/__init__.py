@@ -37,7 +37,7 @@ from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import PHASE_KEYS, CompilePhase, PhaseTotals
 from playground.engine.report.program import CompiledCallable, ProgramException, ProgramExit, ProgramRun, Stopped
-from playground.engine.report.ranks import Divergence
+from playground.engine.report.ranks import DdpBuckets, Divergence
 from playground.engine.report.recompiles import GuardFailure, Recompile
 from playground.engine.report.run import Report
 from playground.engine.report.save_waterfall import INSIDE_PHASES, WATERFALL_PHASES, SaveWaterfall, WaterfallPhase
@@ -46,6 +46,7 @@ from playground.engine.report.wire import STRICT_ENV, Wire, WireTypeError, stric
 from playground.engine.report.worker_info import WorkerInfo
 
 __all__ = [
+    "DdpBuckets",
     "Divergence",
     "CompiledCallable",
     "ProgramException",

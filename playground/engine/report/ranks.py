@@ -20,3 +20,14 @@ class Divergence(Wire):
     what: str = ""
     ranks: Mapping[str, Any] = wire(factory=lambda: MappingProxyType({}))
     message: str = ""
+
+
+@dataclass(frozen=True)
+class DdpBuckets(Wire):
+    """What DDP's optimizer (`dynamo.optimize_ddp`) did to a DDP-wrapped target's graphs: DDP's
+    bucket size, and for each compiled frame whose graph it cut at the bucket boundaries, the
+    number of graphs the backend was handed under that one compile id (`{"4/0": 4}`). Graphs,
+    not graph breaks: nothing ran eagerly between them. `splits` empty: it cut none."""
+
+    bucket_mb: float = 0.0
+    splits: Mapping[str, int] = wire(factory=lambda: MappingProxyType({}))

@@ -20,7 +20,7 @@ from playground.engine.report.logs import Logs
 from playground.engine.report.output import Output
 from playground.engine.report.phases import CompilePhase, PhaseTotals
 from playground.engine.report.program import CompiledCallable, ProgramExit, ProgramRun, Stopped
-from playground.engine.report.ranks import Divergence
+from playground.engine.report.ranks import DdpBuckets, Divergence
 from playground.engine.report.recompiles import Recompile
 from playground.engine.report.timings import Timings
 from playground.engine.report.wire import Wire, absent_if_empty, absent_if_none, wire
@@ -107,6 +107,8 @@ class Report(Wire):
     world_size: int | None = wire(None, omit=_one_process)
     ranks: tuple[Report, ...] = wire((), omit=_one_process)
     divergence: tuple[Divergence, ...] = wire((), omit=_one_process)
+    #: A DDP-wrapped target's graphs as DDP's optimizer cut them; absent for any other target.
+    ddp_buckets: DdpBuckets | None = wire(None, omit=absent_if_none("ddp_buckets"))
 
     @property
     def equivalence_word(self) -> str:

@@ -58,7 +58,26 @@ def rank_lines(report: Report) -> tuple[Line, ...]:
         lines.append(rank_line(rank, each, differs=differs, shown=rank == shown))
     if not report.ranks:
         lines.append(Line.of("no rank's report came back", tag=DIM))
+    bucket = bucket_line(report)
+    if bucket is not None:
+        lines.append(bucket)
     return tuple(lines)
+
+
+def bucket_line(report: Report) -> Line | None:
+    """What DDP's optimizer did to the graphs, apart from the graph breaks; None without DDP."""
+    ddp = report.ddp_buckets
+    if ddp is None:
+        return None
+    size = f"DDP buckets of {ddp.bucket_mb:g} MiB: "
+    if not ddp.splits:
+        return Line.of((size, HEADING), ("one graph per compiled frame (dynamo.optimize_ddp off, or one bucket)", DIM))
+    cut = ", ".join(f"{cid} into {n} graphs" for cid, n in ddp.splits.items())
+    return Line.of(
+        (size, HEADING),
+        (f"DDP's optimizer cut compile {cut} at the bucket boundaries", WARN),
+        ("; graphs, not graph breaks (dynamo.optimize_ddp=false keeps one)", DIM),
+    )
 
 
 def summary_words(report: Report) -> str:

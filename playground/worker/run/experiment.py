@@ -21,7 +21,16 @@ from typing import Any
 
 import torch
 
-from playground.engine.report import Equivalence, GuardCost, GuardWhatIf, KernelsProfile, Report, RunError, Timings
+from playground.engine.report import (
+    DdpBuckets,
+    Equivalence,
+    GuardCost,
+    GuardWhatIf,
+    KernelsProfile,
+    Report,
+    RunError,
+    Timings,
+)
 from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import diagnostics, refusals
@@ -251,6 +260,7 @@ class Phases:
         self.guard_cost: GuardCost | None = None
         self.kernels: KernelsProfile | None = None
         self.guard_what_if: GuardWhatIf | None = None
+        self.ddp_buckets: DdpBuckets | None = None
         #: perf_counter time past which no optional pass starts (None: no timeout).
         self.deadline: float | None = None
         #: Set once the calls' diagnostics are final (before the timing loop).
@@ -281,10 +291,11 @@ class Phases:
         ctx.waterfall.begin("diagnostics")
         self.phase_s = {"load": load_s, "calls": time.perf_counter() - t1}
         self.diagnostics = diagnostics.read(self.capture)
+        self.ddp_buckets = ranks.ddp_buckets(loaded.target, self.capture.graphs)
         found = self.report(base)
-        for note in (nothing_compiled(ctx.settings, found), ranks.bucket_note(loaded.target, found.graphs)):
-            if note:
-                ctx.notes.append(note)
+        note = nothing_compiled(ctx.settings, found)
+        if note:
+            ctx.notes.append(note)
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         ctx.waterfall.end("diagnostics")
@@ -390,4 +401,5 @@ class Phases:
             guard_cost=self.guard_cost,
             kernels_profile=self.kernels,
             guard_what_if=self.guard_what_if,
+            ddp_buckets=self.ddp_buckets,
         )

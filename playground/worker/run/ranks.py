@@ -21,9 +21,11 @@ import os
 import re
 from collections import Counter
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from playground.engine.report.graphs import Graph
+from playground.engine.report.ranks import DdpBuckets
 from playground.worker.run.request import RankPlace
 
 #: Our own group, while this process is a rank of a run (None otherwise).
@@ -152,13 +154,13 @@ def plain_gloo(message: str) -> str:
     return _GLOO_ADVICE.sub("", _GLOO_WHERE.sub("", message or "")).strip()
 
 
-def bucket_note(target: Any, graphs: Sequence[Graph]) -> str | None:
-    """What DDP's optimizer did to a DDP-wrapped target's graphs, in words; None when the target
-    is not DDP. Under `dynamo.optimize_ddp` torch's DDPOptimizer splits the one graph Dynamo traced
-    at DDP's bucket boundaries, so that each bucket's all-reduce can start while the backward
-    still runs: the backend is handed one graph per bucket under the same compile id, with no
-    graph break between them (measured: 4 graphs at bucket_cap_mb=1 on 4.2 MiB of parameters,
-    1 with optimize_ddp=false, on 2.13 and 2.14.1)."""
+def ddp_buckets(target: Any, graphs: Sequence[Graph]) -> DdpBuckets | None:
+    """What DDP's optimizer did to a DDP-wrapped target's graphs; None when the target is not
+    DDP. Under `dynamo.optimize_ddp` torch's DDPOptimizer splits the one graph Dynamo traced at
+    DDP's bucket boundaries, so that each bucket's all-reduce can start while the backward still
+    runs: the backend is handed one graph per bucket under the same compile id, with no graph
+    break between them (measured: 4 graphs at bucket_cap_mb=1 on 4.2 MiB of parameters, 1 with
+    optimize_ddp=false, on 2.13 and 2.14.1)."""
     from torch.nn.parallel import DistributedDataParallel
 
     if not isinstance(target, DistributedDataParallel):
@@ -166,13 +168,4 @@ def bucket_note(target: Any, graphs: Sequence[Graph]) -> str | None:
     per_frame = Counter(g.compile_id for g in graphs if g.compile_id)
     split = {cid: n for cid, n in per_frame.items() if n > 1}
     cap = getattr(target, "bucket_bytes_cap", 0) / 2**20
-    if not split:
-        return (
-            f"DDP with buckets of {cap:g} MiB: one graph per compiled frame (DDP's optimizer split "
-            "none: dynamo.optimize_ddp is off, or the parameters fit one bucket)"
-        )
-    said = ", ".join(f"{cid} into {n}" for cid, n in split.items())
-    return (
-        f"DDP's optimizer split the graph of compile {said} at DDP's bucket boundaries "
-        f"(bucket_cap_mb={cap:g}): graphs, not graph breaks; dynamo.optimize_ddp=false keeps one graph"
-    )
+    return DdpBuckets(bucket_mb=round(cap, 3), splits=MappingProxyType(split))
