@@ -18,7 +18,8 @@ symbolic size (its new guard: 2 <= x.size()[0]), so a further change
 of length would not. Press d again (dynamic true): x is symbolic from
 the first call, one graph on every rank and nothing differs;
 `torch._dynamo.mark_dynamic(x, 0)` in inputs() does the same for the
-batch dimension alone. Press n for 4 ranks or 1.
+batch dimension alone. Press n for 4 ranks; n again for one process,
+where dist.get_rank() has no group to ask, and the error says so.
 
 Run it as torch does: torchrun --nproc-per-node 2 snippets/ranks/one_rank_recompiles.py
 

@@ -214,3 +214,11 @@ def test_gloo_words_and_stack_lines_are_read_once_in_the_worker() -> None:
     assert collective_trouble("ValueError: boom") is None
     dump = 'Thread 0x1 (most recent call first):\n  File "/a/b.py", line 15 in inputs\n  File "/x/y.py", line 3 in f\n'
     assert stack_line(dump, "/a/b.py") == 15 and stack_line(dump, "/c.py") is None
+
+
+def test_a_distributed_snippet_on_one_process_is_told_of_ranks(tmp_path: Path) -> None:
+    code, report, _ = _check(tmp_path, SHAPE, "--ranks", "1", "--no-timing")
+    error = report["error"]
+    assert code == 2 and error["kind"] == "snippet" and error["line"] == 14, error  # dist.get_rank() in inputs()
+    assert "Default process group has not been initialized" in error["message"]
+    assert "--ranks N, or n in the app, runs it on N processes" in error["message"]

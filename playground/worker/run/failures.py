@@ -61,9 +61,18 @@ def raised_in_snippet(exc: BaseException, path: str) -> bool:
     return any(os.path.realpath(f.filename) == target for f in traceback.extract_tb(exc.__traceback__))
 
 
+#: torch.distributed's words for `dist.get_rank()` or a collective without a process group.
+_NO_GROUP = "Default process group has not been initialized"
+_RANKS_HINT = (
+    " (a one-process run has none: --ranks N, or n in the app, runs it on N processes joined by torch.distributed)"
+)
+
+
 def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailure:
     """`exc` as the run's error of `kind`, its message prefixed with `context`."""
     message = first_line(safe_str(exc)) or type(exc).__name__
+    if _NO_GROUP in message:
+        message = message.rstrip(".") + _RANKS_HINT
     try:
         detail = "".join(traceback.format_exception(exc))[-6000:]
     except Exception:  # noqa: BLE001 - format_exception calls the raising __str__ too
