@@ -222,3 +222,10 @@ def test_a_distributed_snippet_on_one_process_is_told_of_ranks(tmp_path: Path) -
     assert code == 2 and error["kind"] == "snippet" and error["line"] == 14, error  # dist.get_rank() in inputs()
     assert "Default process group has not been initialized" in error["message"]
     assert "--ranks N, or n in the app, runs it on N processes" in error["message"]
+
+
+def test_a_snippet_that_makes_the_group_itself_is_told_how_to_guard_it(tmp_path: Path) -> None:
+    twice = SHAPE.replace("SETTINGS = {", 'dist.init_process_group("gloo")\nSETTINGS = {')
+    code, report, _ = _check(tmp_path, twice, "--no-timing")
+    assert code == 2 and report["error"]["kind"] == "snippet", report["error"]
+    assert "put init_process_group under `if not dist.is_initialized():`" in report["error"]["message"]

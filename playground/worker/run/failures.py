@@ -68,11 +68,21 @@ _RANKS_HINT = (
 )
 
 
+_TWICE = "trying to initialize the default process group twice"
+_TWICE_HINT = (
+    " (across ranks the playground has joined a snippet's default group before the file loads:"
+    " put init_process_group under `if not dist.is_initialized():`, which calls it under torchrun"
+    " and not here)"
+)
+
+
 def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailure:
     """`exc` as the run's error of `kind`, its message prefixed with `context`."""
     message = first_line(safe_str(exc)) or type(exc).__name__
     if _NO_GROUP in message:
         message = message.rstrip(".") + _RANKS_HINT
+    elif _TWICE in message:
+        message = message.rstrip("!") + _TWICE_HINT
     try:
         detail = "".join(traceback.format_exception(exc))[-6000:]
     except Exception:  # noqa: BLE001 - format_exception calls the raising __str__ too
