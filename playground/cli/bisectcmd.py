@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from playground.cli.flags import config_arg
@@ -34,7 +35,34 @@ def _parser() -> argparse.ArgumentParser:
         help="set torch._dynamo.config / torch._inductor.config in each step",
     )
     p.add_argument("--json", action="store_true", help="print the contract's JSON result")
+    p.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="write the result as Markdown to FILE ('-': to stdout), never over a file that is not our export",
+    )
+    p.add_argument("--force", action="store_true", help="with --markdown FILE: replace an existing file")
     return p
+
+
+def result_markdown(snippet: str, result: BisectResult) -> str:
+    """The bisection as a Markdown section: what was found, the first diverging op, the
+    workaround as the flags that apply it."""
+    lines = [f"# Bisection of `{os.path.basename(snippet)}`", ""]
+    b = result.bisection
+    if b is None:
+        return "\n".join([*lines, f"No bisection: {result.reason}.", ""])
+    rows = [("backend", b.backend), ("subsystem", b.subsystem), ("application number", b.bisect_number)]
+    rows += [("torch's debug info", b.debug_info), ("snippet line", b.line), ("steps", b.steps)]
+    lines += ["| found | |", "|---|---|"]
+    lines += [f"| {name} | `{value}` |" for name, value in rows if value is not None]
+    if b.first_diverging_op is not None:
+        lines += ["", f"{b.first_diverging_op.words()}, by {b.first_diverging_op.how}."]
+    if b.workaround:
+        flags = " ".join(f"--config {k}={json.dumps(v)}" for k, v in b.workaround.get("config", {}).items())
+        lines += ["", f"Workaround: `{flags}`."]
+    else:
+        lines += ["", "No config switch turns this off: the op and line above are where to look."]
+    return "\n".join([*lines, ""])
 
 
 def suggestion(snippet: str) -> str:
@@ -53,6 +81,9 @@ def result_lines(result: BisectResult) -> list[str]:
         lines.append(f"last applied: {b.debug_info}")
     if b.line is not None:
         lines.append(f"snippet line: {b.line}")
+    if b.first_diverging_op is not None:
+        lines.append(b.first_diverging_op.words())
+        lines.append(f"  by {b.first_diverging_op.how}")
     if b.workaround:
         flags = " ".join(f"--config {k}={json.dumps(v)}" for k, v in b.workaround.get("config", {}).items())
         lines.append(f"workaround: {flags}")
@@ -66,6 +97,14 @@ def bisect_main(argv: list[str]) -> int:
         what = "not a file" if os.path.exists(args.snippet) else "no such file"
         print(f"compile-playground bisect: {what}: {args.snippet}", file=sys.stderr)
         return EXIT_ERROR
+    if args.markdown and args.markdown != "-":
+        from playground.engine.exports import ExportError, check_export_target
+
+        try:
+            check_export_target(args.markdown, [Path(args.snippet)], args.force)
+        except ExportError as exc:
+            print(f"compile-playground bisect: markdown not written: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     proc = subprocess.Popen(
         bisect_command(args.snippet, args.config), stdout=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -112,13 +151,25 @@ def bisect_main(argv: list[str]) -> int:
     if received:
         return 128 + received[0]
     if problem is not None:
-        print(f"compile-playground bisect: snippet error: {problem}", file=sys.stderr)
+        print(f"compile-playground bisect: {problem}", file=sys.stderr)
         return EXIT_ERROR
     if result is None:
         print("compile-playground bisect: the bisection ended without a result", file=sys.stderr)
         return EXIT_ERROR
-    if args.json:
+    if args.markdown == "-":
+        sys.stdout.write(result_markdown(args.snippet, result))
+    elif args.json:
         print(json.dumps(result.to_dict()))
     else:
         print("\n".join(result_lines(result)))
+    if args.markdown and args.markdown != "-":
+        from playground.engine.exports import ExportError, marked, write_export
+
+        try:
+            markdown = marked(result_markdown(args.snippet, result))
+            write_export(args.markdown, markdown, protected=[Path(args.snippet)], force=args.force)
+            print(f"markdown written: {args.markdown}", file=sys.stderr)
+        except ExportError as exc:
+            print(f"compile-playground bisect: markdown not written: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     return 0

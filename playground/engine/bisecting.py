@@ -64,7 +64,7 @@ class BisectFailed(Exception):
 
 def read_line(raw: str | bytes) -> tuple[str, Any] | None:
     """One line of the bisection's channel: ("progress", BisectStep), ("result", BisectResult),
-    ("error", message), or None for a line that is none of them."""
+    ("error", "PHASE error: message"), or None for a line that is none of them."""
     try:
         event = json.loads(raw)
     except ValueError:
@@ -77,7 +77,8 @@ def read_line(raw: str | bytes) -> tuple[str, Any] | None:
     if kind == "result":
         return "result", BisectResult.from_event(event)
     if kind == "error":
-        return "error", str(event.get("message"))
+        phase = event.get("phase") if event.get("phase") in ("snippet", "compile", "settings") else "snippet"
+        return "error", f"{phase} error: {event.get('message')}"
     return None
 
 
@@ -114,7 +115,7 @@ async def bisect(
     finally:
         await _stop(proc)
     if problem is not None:
-        raise BisectFailed(f"snippet error: {problem}")
+        raise BisectFailed(problem)
     if result is None:
         raise BisectFailed(f"the bisection ended without a result (exit status {proc.returncode})")
     return result

@@ -97,6 +97,14 @@ def _check_target(target: Path, protected: list[Path], force: bool) -> bool:
     return True
 
 
+def check_export_target(target: str | os.PathLike[str], protected: list[Path], force: bool) -> None:
+    """ExportError now for a target `write_export` would refuse later, or whose folder is
+    missing: for a command that writes only after a long run."""
+    path = Path(target)
+    if not _check_target(path, protected, force) and not path.parent.is_dir():
+        raise ExportError(f"cannot write {path}: no such folder {path.parent}")
+
+
 def write_export(
     target: str | os.PathLike[str], text: str, *, protected: list[Path] | None = None, force: bool = False
 ) -> Path:

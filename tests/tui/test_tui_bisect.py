@@ -12,7 +12,7 @@ import asyncio
 from tui_fakes import FIXTURES, FakeEngine, canned, settle
 
 from playground.engine.bisecting import BisectStep
-from playground.engine.report.bisection import Bisection, BisectResult
+from playground.engine.report.bisection import Bisection, BisectResult, DivergingOp
 from tui.factory import make_app
 from tui.screens.bisect import BisectScreen
 
@@ -25,6 +25,9 @@ FOUND = BisectResult(
         line=12,
         workaround={"config": {"inductor.fallback_random": True}},
         steps=5,
+        first_diverging_op=DivergingOp(
+            op="torch.rand", how="every intermediate an output", node="rand", line=12, graph=0, max_abs_diff=0.79
+        ),
     )
 )
 
@@ -77,6 +80,7 @@ async def test_s_on_a_fail_bisects_live_and_a_applies_the_workaround() -> None:
         shown = str(screen.query_one("#bisect-result").render())
         assert "found: backend inductor, subsystem inductor_fallback_random" in shown
         assert "snippet line: 12" in shown and "inductor.fallback_random=true" in shown
+        assert "first diverging op: torch.rand (line 12), max |eager - compiled| 0.79" in shown
         before = len(engine.requests)
         await pilot.press("a")
         await settle(pilot)

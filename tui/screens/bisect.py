@@ -47,6 +47,8 @@ def result_words(result: BisectResult) -> list[str]:
         lines.append(f"torch's debug info: {b.debug_info}")
     if b.line is not None:
         lines.append(f"snippet line: {b.line}")
+    if b.first_diverging_op is not None:
+        lines.append(b.first_diverging_op.words())
     lines.append(f"after {b.steps} steps, each a fresh process")
     return lines
 

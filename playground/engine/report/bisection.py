@@ -10,6 +10,79 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _number(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class DivergingOp:
+    """The first intermediate value where compiled and eager part (worker/run/diverging.py).
+
+    `op` is None when every intermediate the method sees agrees; `note` then says what it
+    cannot see. `how` names the means used."""
+
+    op: str | None
+    how: str = ""
+    #: The FX node's name, the snippet line and the innermost frame ("file:line") of its stack.
+    node: str | None = None
+    line: int | None = None
+    source: str | None = None
+    #: Which of Dynamo's graphs of the first call (0 is the first), and the largest |eager - compiled|.
+    graph: int | None = None
+    max_abs_diff: float | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "node": self.node,
+            "line": self.line,
+            "source": self.source,
+            "graph": self.graph,
+            "max_abs_diff": self.max_abs_diff,
+            "how": self.how,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DivergingOp | None:
+        if not isinstance(data, dict):
+            return None
+
+        def text(key: str) -> str | None:
+            return _text(data, key)
+
+        def number(key: str) -> int | None:
+            return _number(data, key)
+
+        diff = data.get("max_abs_diff")
+        return cls(
+            op=text("op"),
+            how=text("how") or "",
+            node=text("node"),
+            line=number("line"),
+            source=text("source"),
+            graph=number("graph"),
+            max_abs_diff=float(diff) if isinstance(diff, int | float) and not isinstance(diff, bool) else None,
+            note=text("note"),
+        )
+
+    def words(self) -> str:
+        """ "first diverging op: torch.sin (line 29), max |eager - compiled| 1.35"."""
+        if self.op is None:
+            return f"first diverging op: none found ({self.note or 'every intermediate agrees'})"
+        where = f" (line {self.line})" if self.line is not None else (f" ({self.source})" if self.source else "")
+        graph = f" in graph {self.graph}" if self.graph else ""
+        diff = f", max |eager - compiled| {self.max_abs_diff:.3g}" if self.max_abs_diff is not None else ""
+        return f"first diverging op: {self.op}{where}{graph}{diff}"
+
+
 @dataclass(frozen=True)
 class Bisection:
     backend: str
@@ -21,7 +94,7 @@ class Bisection:
     #: `{"config": {KEY: VALUE}}` in --config's syntax, or None when no switch fixes it.
     workaround: dict[str, Any] | None = None
     steps: int = 0
-    first_diverging_op: str | None = None
+    first_diverging_op: DivergingOp | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -32,18 +105,16 @@ class Bisection:
             "line": self.line,
             "workaround": self.workaround,
             "steps": self.steps,
-            "first_diverging_op": self.first_diverging_op,
+            "first_diverging_op": self.first_diverging_op.to_dict() if self.first_diverging_op else None,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Bisection:
         def text(key: str) -> str | None:
-            value = data.get(key)
-            return value if isinstance(value, str) else None
+            return _text(data, key)
 
         def number(key: str) -> int | None:
-            value = data.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
+            return _number(data, key)
 
         workaround = data.get("workaround")
         return cls(
@@ -54,7 +125,7 @@ class Bisection:
             line=number("line"),
             workaround=workaround if isinstance(workaround, dict) else None,
             steps=number("steps") or 0,
-            first_diverging_op=text("first_diverging_op"),
+            first_diverging_op=DivergingOp.from_dict(data.get("first_diverging_op")),
         )
 
 

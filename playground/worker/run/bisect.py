@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import runpy
 import shutil
 import signal
 import sys
@@ -35,23 +34,54 @@ WORKAROUNDS: dict[str, dict[str, Any]] = {
 }
 #: Subsystems that are Inductor's passes, turned off by name.
 PASS_SUBSYSTEMS = ("joint_graph_passes", "post_grad_passes", "pre_grad_passes")
+#: Random ops whose decomposition draws other numbers than eager's kernel; with
+#: fallback_random=True Inductor keeps torch's own op (measured: GPT-2's native_dropout).
+RANDOM_OPS = frozenset(
+    {"native_dropout", "dropout", "bernoulli", "bernoulli_", "rand", "rand_like", "randn", "randn_like"}
+    | {"randint", "randint_like", "uniform", "uniform_", "normal", "normal_", "exponential", "multinomial"}
+)
 
 
 def workaround(backend: str, subsystem: str | None, debug_info: str | None) -> dict[str, Any] | None:
     name = subsystem.removeprefix("inductor_") if subsystem else None
     if name in WORKAROUNDS:
         return {"config": dict(WORKAROUNDS[name])}
+    if name == "decomposition" and _op_name(debug_info) in RANDOM_OPS:
+        return {"config": dict(WORKAROUNDS["fallback_random"])}
     if subsystem in PASS_SUBSYSTEMS and debug_info:
         return {"config": {"inductor.disabled_passes": debug_info}}
     return None
 
 
+#: The name a snippet is loaded under, registered in sys.modules: Dynamo imports a class's module
+#: by its name (an nn.Module the snippet defines), and a name runpy gives is not importable, so
+#: every compile of such a model raised and the bisector blamed backend eager.
+SNIPPET_MODULE = "compile_playground_bisected"
+
+
+def load_snippet(snippet: str) -> dict[str, Any]:
+    """The snippet run as a module (not as `__main__`), its folder first on sys.path; its globals."""
+    import importlib.util
+
+    path = os.path.abspath(snippet)
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(SNIPPET_MODULE, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[SNIPPET_MODULE] = module
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
 def _apply_config(config: dict[str, Any]) -> None:
+    """Each key set on torch's config module, checked and coerced as a run's are (an unknown key
+    or a wrong type raises SwitchError)."""
     import torch._dynamo.config
     import torch._inductor.config
 
-    for key, value in config.items():
-        module, _, name = key.partition(".")
+    from playground.worker.run.switches import checked_config
+
+    for module, name, value in checked_config(config):
         target = torch._inductor.config if module == "inductor" else torch._dynamo.config
         setattr(target, name, value)
 
@@ -168,6 +198,21 @@ class SnippetFailed(Exception):
     """The snippet itself failed (loading, no target, its eager run): nothing to bisect."""
 
 
+def prepared(snippet: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
+    """The loaded snippet, its SETTINGS, its target (model, else fn; None when it has neither)
+    and its tolerance, with its own config and then `config` applied to torch."""
+    from playground.worker.run.tolerances import validate_tolerance
+
+    module = load_snippet(snippet)
+    settings = dict(module.get("SETTINGS") or {})
+    merged = dict(settings.get("config") or {})
+    merged.update(config)
+    _apply_config(merged)
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
+    return module, settings, target, tolerance
+
+
 def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) -> bool:
     """In this process: True when eager and compiled (Inductor) agree.
 
@@ -175,20 +220,11 @@ def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) ->
     that would blame the first backend for the user's own exception."""
     import torch
 
-    from playground.worker.run.tolerances import validate_tolerance
-
-    sys.path.insert(0, os.path.dirname(os.path.abspath(snippet)))
     torch.manual_seed(0)
     try:
-        module = runpy.run_path(snippet, run_name="__snippet__")
-        settings = dict(module.get("SETTINGS") or {})
-        merged = dict(settings.get("config") or {})
-        merged.update(config)
-        _apply_config(merged)
-        target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+        module, settings, target, tolerance = prepared(snippet, config)
         if target is None or not callable(module.get("inputs")):
             raise SnippetFailed("MissingTarget: the file defines no model or fn with inputs() to bisect")
-        tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
         eager = _side(module, target, target, 7)
     except SnippetFailed:
         raise
@@ -234,8 +270,7 @@ def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
                         lines.append(int(row.split(", line ", 1)[1].split(",", 1)[0]))
         return gm.forward
 
-    sys.path.insert(0, os.path.dirname(path))
-    module = runpy.run_path(snippet, run_name="__snippet__")
+    module = load_snippet(snippet)
     settings = dict(module.get("SETTINGS") or {})
     target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
     compiled = torch.compile(target, backend=recorder)
@@ -287,6 +322,26 @@ def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[in
     return int(data) if data.isdigit() else None
 
 
+def _fresh_diverging(snippet: str, config: dict[str, Any], children: list[int]) -> dict[str, Any] | None:
+    """diverging.py's first diverging op, in a fresh process; None when it could not be found
+    (its own failure is not the bisection's)."""
+
+    def work() -> bytes:
+        from playground.worker.run.diverging import first_diverging_op
+
+        try:
+            return json.dumps(first_diverging_op(snippet, config), allow_nan=False).encode()
+        except BaseException:  # noqa: BLE001 - no answer is an answer, not a failure
+            return b""
+
+    data = _in_fresh_fork(work, children)
+    try:
+        found = json.loads(data) if data else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def _one_line(exc: BaseException, snippet: str) -> str:
     """`Type: message (line N)`, N the snippet's deepest frame in the traceback."""
     line = None
@@ -299,21 +354,22 @@ def _one_line(exc: BaseException, snippet: str) -> str:
     return f"{text} (line {line})" if line else text
 
 
-def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool | str:
-    """The verdict in a fresh process: True or False (agree or not), or a one-line cause when the
-    snippet itself failed."""
+def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool | tuple[str, str]:
+    """The verdict in a fresh process: True or False (agree or not), or (phase, one-line cause)
+    when it could not be judged: the snippet itself failed ("snippet"), or the compiled run
+    raised ("compile"; for a step of the bisection that is a failing step, as in torch's own)."""
 
     def work() -> bytes:
         try:
             return b"1" if verdict(snippet, config) else b"0"
         except SnippetFailed as exc:
-            return b"E" + str(exc).encode("utf-8", "replace")[:2000]
-        except BaseException:  # a compile that raises is a failing step, as for torch's own tests
-            return b"0"
+            return b"S" + str(exc).encode("utf-8", "replace")[:2000]
+        except BaseException as exc:  # noqa: BLE001 - the compiled side raised
+            return b"C" + _one_line(exc, snippet).encode("utf-8", "replace")[:2000]
 
     data = _in_fresh_fork(work, children)
-    if data.startswith(b"E"):
-        return data[1:].decode("utf-8", "replace")
+    if data[:1] in (b"S", b"C"):
+        return ("snippet" if data[:1] == b"S" else "compile", data[1:].decode("utf-8", "replace"))
     return data == b"1"
 
 
@@ -361,11 +417,24 @@ def main(argv: list[str]) -> int:
     def send(obj: dict[str, Any]) -> None:
         channel.write(json.dumps(obj) + "\n")
 
+    from playground.worker.run.switches import SwitchError, checked_config
+
+    try:
+        config = {f"{module}.{name}": value for module, name, value in checked_config(config)}
+    except SwitchError as exc:  # --config's own problem, said before anything runs
+        shutil.rmtree(state, ignore_errors=True)
+        send({"event": "error", "phase": "settings", "message": str(exc)})
+        return 0
     steps = [0]
     first = _fresh_verdict(snippet, config, children)
-    if isinstance(first, str):
+    if isinstance(first, tuple):
+        # A compiled run that raises before any value is compared is not a wrong value: bisecting
+        # it named backend eager (every step raised), whatever the cause.
         shutil.rmtree(state, ignore_errors=True)
-        send({"event": "error", "phase": "snippet", "message": first})
+        phase, message = first
+        if phase == "compile":
+            message = f"the compiled run raised before any value was compared: {message}"
+        send({"event": "error", "phase": phase, "message": message})
         return 0
     if first:
         shutil.rmtree(state, ignore_errors=True)
@@ -398,7 +467,7 @@ def main(argv: list[str]) -> int:
     found["line"] = _fresh_line(snippet, config, op, children) if op else None
     found["workaround"] = workaround(found["backend"], found["subsystem"], found["debug_info"])
     found["steps"] = steps[0]
-    found["first_diverging_op"] = None
+    found["first_diverging_op"] = _fresh_diverging(snippet, config, children)
     send({"event": "result", "bisection": found})
     return 0
 
