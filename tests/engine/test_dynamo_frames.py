@@ -5,6 +5,7 @@ when they say the calls ran eagerly however the code looked."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,13 +80,39 @@ def test_the_frames_are_what_torchs_counter_says_in_a_plain_program(worker, stan
     assert report["dynamo_frames"] == {"total": truth.get("total", 0), "converted": truth.get("ok", 0)}
 
 
+#: No break, two shapes: two frame compiles, with fullgraph or without.
+WHOLE = """\
+import torch
+
+
+def fn(x):
+    return torch.cos(torch.sin(x))
+
+
+def inputs():
+    return [(torch.ones(4),), (torch.ones(5),)]
+"""
+
+
+def test_under_fullgraph_the_frames_are_those_it_converts_without(worker, standalone, tmp_path):
+    """torch's counter is empty under fullgraph=True (ConvertFrameAssert keeps none): the report
+    still counts the frames, the ones torch's counter counts for the same code without
+    fullgraph, and says nothing about frames Dynamo was not handed."""
+    path = tmp_path / "whole.py"
+    path.write_text(WHOLE, encoding="utf-8")
+    report = run(worker, str(path), replace(EAGER, fullgraph=True))
+    assert report["error"] is None and report["graph_count"] >= 1
+    truth = plain_frames(standalone, path)
+    assert truth.get("total", 0) >= 1
+    assert report["dynamo_frames"] == {"total": truth["total"], "converted": truth.get("ok", 0)}
+    assert frame_lines(Report.from_dict(report)) == ()
+
+
 def test_no_frame_at_all_is_said_in_every_view(worker, tmp_path):
     """A run Dynamo was handed no frame of (made here from a real report: what torch does with a
     program that compiles nothing is the program mode's to show) says so in the text report,
     and the Markdown export alike, from the one line of words (the Recompiles pane lays out the
     same call_lines)."""
-    from dataclasses import replace
-
     from playground.engine.exports import markdown_report
     from playground.engine.report import DynamoFrames
 

@@ -135,8 +135,30 @@ def _explained(
         symbols=explain.shape_symbols(events, files, snippet_path),
         specializations=explain.specializations(events, files, snippet_path, details, guards),
         calls=tuple(replace(call, summary=explain.call_summary(call, details)) for call in calls),
-        frames=DynamoFrames(*compat.dynamo_frames()),
+        frames=_frames(trace),
     )
+
+
+def _frames(trace: Trace) -> DynamoFrames:
+    """torch's counters["frames"], else the structured trace's count. The counter is kept by
+    ConvertFrame alone: under fullgraph=True Dynamo calls ConvertFrameAssert directly and the
+    counter stays empty however many frames it converted (measured on torch 2.13 and 2.14.1).
+    Then each frame compile's dynamo_start is a frame handed, and one whose compilation_metrics
+    has no fail_type was converted."""
+    total, converted = compat.dynamo_frames()
+    if total:
+        return DynamoFrames(total, converted)
+    started = {_cid(md) for md, _ in trace if "dynamo_start" in md}
+    failed = {
+        _cid(md)
+        for md, _ in trace
+        if "compilation_metrics" in md and (md["compilation_metrics"] or {}).get("fail_type")
+    }
+    return DynamoFrames(len(started), len(started - failed))
+
+
+def _cid(md: dict[str, Any]) -> str:
+    return f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
 
 
 def _recompile_records(records: list[LogRecord], calls: list[CallNote]) -> list[explain.RecompileRecord]:
