@@ -50,9 +50,17 @@ def _op_name(node: Any) -> str:
 
     if node.op == "call_function":
         try:
-            return torch.fx.node._get_qualified_name(node.target)
+            name = torch.fx.node._get_qualified_name(node.target)
         except Exception:  # noqa: BLE001 - a callable without a qualified name
             return getattr(node.target, "__name__", str(node.target))
+        if name.startswith("torch._C."):
+            # A binding's home is private (torch._C._nn.gelu): the name the user wrote is the
+            # public module that holds the same object.
+            short = name.rsplit(".", 1)[-1]
+            for public, module in (("torch.nn.functional", torch.nn.functional), ("torch", torch)):
+                if getattr(module, short, None) is node.target:
+                    return f"{public}.{short}"
+        return name
     if node.op == "call_method":
         return f"Tensor.{node.target}"
     return str(node.target)
