@@ -1,8 +1,8 @@
 """Compiled and eager agree: nothing to bisect
 
-What it shows: a plain pointwise function. Inductor's kernel matches eager
-within float32's tolerance, so `compile-playground bisect` runs no
-bisection and says why.
+What it shows: a plain pointwise function. Inductor's kernel matches
+eager within float32's tolerance, so `compile-playground bisect` runs
+no bisection and says why.
 """
 
 import torch

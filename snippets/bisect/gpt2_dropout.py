@@ -8,14 +8,15 @@ seed the masks, and every value after them, differ.
 
 Look at: `compile-playground bisect snippets/bisect/gpt2_dropout.py`
 names backend aot_eager_decomp_partition (the first stage that applies
-Inductor's decompositions), subsystem decomposition, aten.native_dropout
-as the decomposition applied last, and as the first diverging op
-torch.nn.functional.dropout, at the line of transformers' modeling_gpt2.py
-that calls a dropout layer (self.drop): the snippet never calls it itself. It takes about 15 steps, each a
+Inductor's decompositions), subsystem decomposition,
+aten.native_dropout as the decomposition applied last, and as the
+first diverging op torch.nn.functional.dropout, at the line of
+transformers' modeling_gpt2.py that calls a dropout layer (self.drop):
+the snippet never calls it itself. It takes about 15 steps, each a
 fresh process compiling the model (about 3 minutes on 2 cores).
 
-Try next: the workaround `--config inductor.fallback_random=true` makes
-Inductor keep torch's own random ops: bisect then says eager and
+Try next: the workaround `--config inductor.fallback_random=true`
+makes Inductor keep torch's own random ops: bisect then says eager and
 compiled agree. The app's runs set fallback_random=True, so there the
 Equiv pane passes; set the model to `.eval()` and dropout is off.
 """

@@ -1,15 +1,19 @@
 """A library's wrong decomposition: Inductor computes sin as cos
 
-What it shows: a library registers its own decomposition of aten.sin in
-Inductor's decomposition table, and gets it wrong. Eager calls the real
-sin; Inductor uses the table, so compiled and eager disagree.
+What it shows: a library registers its own decomposition of aten.sin
+in Inductor's decomposition table, and gets it wrong. Eager calls the
+real sin; Inductor uses the table, so compiled and eager disagree.
 
-Look at: `compile-playground bisect snippets/bisect/wrong_decomposition.py`
-names backend aot_eager_decomp_partition (the first stage that applies
-Inductor's decompositions; on torch 2.13), subsystem decomposition,
-aten.sin as the decomposition applied last, and the line calling sin.
+Look at: `compile-playground bisect
+snippets/bisect/wrong_decomposition.py` names backend
+aot_eager_decomp_partition (the first stage that applies Inductor's
+decompositions; on torch 2.13), subsystem decomposition, aten.sin as
+the decomposition applied last, and the line calling sin. Press s on
+the Equiv pane for the same in the app; it offers no workaround, as no
+switch of torch's turns one registered decomposition off.
 
-Try next: delete the registration: bisect says eager and compiled agree.
+Try next: delete the registration: bisect says eager and compiled
+agree.
 """
 
 import torch
