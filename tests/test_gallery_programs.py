@@ -416,3 +416,24 @@ def test_a_program_without_bounds_stops_within_its_timeout_with_a_report(tmp_pat
     assert report["stopped"]["by"] == "max_seconds" and 3 <= report["stopped"]["at"] < 9
     assert any("a third of the run's timeout" in n for n in report["notes"]), report["notes"]
     assert report["callables"][0]["equivalence"]["ok"]
+
+
+@pytest.mark.parametrize("when", ["after_a_call", "before_any_call"])
+def test_a_program_whose_process_dies_keeps_what_it_streamed(tmp_path: Path, when: str) -> None:
+    """SIGKILL ends the process without a word (the program's own kill, or the OOM killer's):
+    the report is still the program's, with the sections it had when it died."""
+    call = "f(torch.ones(2))\n" if when == "after_a_call" else ""
+    path = tmp_path / "dies.py"
+    path.write_text(
+        "import os, signal\nimport torch\n\n"
+        'f = torch.compile(lambda x: x - 1, backend="eager")\n'
+        f"{call}os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    code, report, _ = _check(path)
+    assert code == 2 and report["error"]["type"] == "WorkerDied" and "SIGKILL" in report["error"]["message"]
+    assert report["kind"] == "program"
+    if call:
+        (section,) = report["callables"]
+        assert section["calls"] == 1 and section["graph_count"] == 1
+    else:
+        assert report["callables"] == [] or all(c["calls"] == 0 for c in report["callables"])

@@ -210,7 +210,9 @@ class WorkerClient:
                 failures.progressed(message)
                 emit(_progress(message))
             elif event == "diagnostics":
-                emit(DiagnosticsEvent(follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))))
+                early = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
+                failures.diagnosed(early)
+                emit(DiagnosticsEvent(early))
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 return RunResult(report, Trace.from_dict(message.get("trace")))

@@ -46,6 +46,8 @@ class RunFailures:
         #: Where Dynamo was tracing the snippet (its line, and how many calls deep it had
         #: inlined), from the worker's last word on it (playground/worker/process/tracer_watch.py).
         self.tracing: tuple[int, int] | None = None
+        #: A program's last streamed report (its sections so far): a process that dies keeps them.
+        self.program: Report | None = None
 
     def _torch_version(self) -> str:
         """The version the worker's handshake named ("" before it answered)."""
@@ -62,6 +64,26 @@ class RunFailures:
         elif message.get("phase") != "compiling":
             self.tracing = None
 
+    def diagnosed(self, report: Report) -> None:
+        """An early report of this run: a program's is kept, for the report of its death."""
+        if report.kind == "program":
+            self.program = report
+
+    def _failed(self, error: RunError) -> Report:
+        """The report of a run that ended without one: a program keeps the sections it streamed
+        (a training loop killed at call 900 still shows its 899 calls), anything else starts bare."""
+        if self.program is None:
+            return failure_report(self.path, self.settings, error, self._torch_version())
+        note = "the sections are those the program had streamed when its process ended"
+        return replace(
+            self.program,
+            stage="complete",
+            error=error,
+            equivalence=None,
+            timings=None,
+            notes=(*self.program.notes, note),
+        )
+
     async def _report(self, exc_type: str, message: str) -> Report:
         await asyncio.sleep(0.05)  # let the stack dump that preceded the kill arrive on stderr
         stack = self.channel.stderr.since(self.stderr_mark)
@@ -72,7 +94,7 @@ class RunFailures:
         error = RunError(
             kind="worker", type=exc_type, message=message.format(where=where), line=line, detail=stack[-4000:]
         )
-        return failure_report(self.path, self.settings, error, self._torch_version())
+        return self._failed(error)
 
     def _snippet_took_its_voice(self) -> Report | None:
         """The run's own last words, when the snippet closed its channel or killed the worker

@@ -97,8 +97,8 @@ def frame_lines(report: Report) -> tuple[Line, ...]:
     compiled), or it gave up on some (they ran eagerly). Frames converted into no graph at all
     are the timing's note already ("no graph: ... eager with eager")."""
     frames = report.explanation.frames
-    if frames is None or report.error is not None:
-        return ()
+    if frames is None or report.error is not None or report.calls == 0:
+        return ()  # no call, no frame to hand: a program's never-called callable says so itself
     if frames.total == 0:
         return (Line.of("Dynamo was handed no frame: nothing was compiled, every call ran eagerly", tag=BAD),)
     gave_up = frames.total - frames.converted
