@@ -12,6 +12,12 @@ Dynamo's trace here). On one warm worker, each save prints:
   (`dynamo_s` of the first graph), a lower bound for seeing the break at all (not torch's
   floor, which docs/performance.md defines once for every benchmark).
 
+Then the save's waterfall, the median ms of each phase over the saves (the report's
+`timings.save`, measured in the run: request, fork, load, the calls with Dynamo's trace and the
+backend's compile inside them, diagnostics, the eager reference, equivalence), with the first
+break's moment on the same clock: what stands between a save and its first finding. The timing
+runs briefly (--min-run-time 0.01) so that the waterfall rides on it.
+
     python benchmarks/first_break.py [--saves 3] [--backend inductor]
 """
 
@@ -26,6 +32,7 @@ import time
 
 from playground.engine.client import WorkerClient
 from playground.engine.events import DiagnosticsEvent
+from playground.engine.report.save_waterfall import INSIDE_PHASES, WATERFALL_PHASES
 from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings
 from playground.engine.snippet import prepared_as_given
@@ -40,7 +47,7 @@ gpt2 = GPT2Model(GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256, n_po
 def fn(ids):
     h = gpt2(ids).last_hidden_state
     print("norm", h.norm())  # the graph break  # edit {n}
-    return gpt2(ids + 1).last_hidden_state + h
+    return gpt2((ids + 1) % 256).last_hidden_state + h
 
 def inputs():
     torch.manual_seed(1)
@@ -63,11 +70,19 @@ async def one_save(client: WorkerClient, path: str, n: int, settings: Settings) 
         if event.report.stage == "diagnostics" and seen["diagnostics"] is None:
             seen["diagnostics"] = now
 
-    result = await client.run(RunRequest(prepared_as_given(path, settings), RunFlags(timing=False)), on_event)
+    flags = RunFlags(timing=True, min_run_time=0.01)  # the waterfall rides on the timings
+    result = await client.run(RunRequest(prepared_as_given(path, settings), flags), on_event)
     phases = result.report.compile_phases
     seen["dynamo_first"] = phases[0].dynamo_s if phases else None
+    timings = result.report.timings
+    save = timings.save if timings is not None else None
+    if save is not None:
+        for phase in save.phases:
+            seen[f"ms:{phase.name}"] = phase.duration_ms
     seen["complete"] = time.perf_counter() - started
     seen["breaks"] = result.report.graph_break_count
+    if result.report.error is not None:  # a benchmark of an error measures nothing: say so
+        raise SystemExit(f"first_break.py: the benchmark's snippet failed: {result.report.error.message}")
     return seen
 
 
@@ -92,6 +107,7 @@ async def main(saves: int, backend: str) -> None:
         await client.close()
         os.unlink(path)
         os.rmdir(folder)
+    print_waterfall(rows)
     firsts = [r["first_break"] for r in rows if r["first_break"] is not None]
     diags = [r["diagnostics"] for r in rows if r["diagnostics"] is not None]
     if firsts and diags:
@@ -100,6 +116,19 @@ async def main(saves: int, backend: str) -> None:
             f"(the break shown {statistics.median(diags) / statistics.median(firsts):.1f}x sooner than the "
             "whole compile)"
         )
+
+
+def print_waterfall(rows: list[dict[str, float | None]]) -> None:
+    """The median ms of each phase over the saves, in a save's order, then the first break."""
+    print("\nsave waterfall (median ms over the saves; trace and backend lie inside calls):")
+    for name in WATERFALL_PHASES:
+        values = [v for r in rows if isinstance(v := r.get(f"ms:{name}"), float | int)]
+        if values:
+            indent = "    " if name in INSIDE_PHASES else "  "
+            print(f"{indent}{name:<12} {statistics.median(values):9.1f}")
+    firsts = [r["first_break"] for r in rows if r["first_break"] is not None]
+    if firsts:
+        print(f"  first break shown at {statistics.median(firsts) * 1e3:.1f} ms from the request")
 
 
 def _s(value: float | None) -> str:
