@@ -176,7 +176,7 @@ async def test_a_real_models_bisection_completes_with_progress(tmp_path: Path) -
     from playground.engine.bisecting import bisect
 
     pytest.importorskip("transformers")
-    path = LESSONS / "gpt2_dropout.py"
+    path = ROOT / "snippets" / "models" / "gpt2_dropout.py"
     steps = []
     result = await bisect(str(path), (), steps.append)
     found = result.bisection
@@ -227,7 +227,7 @@ def test_a_real_models_bisection_cancelled_mid_step_leaves_nothing(tmp_path: Pat
     private = tmp_path / "tmp"
     private.mkdir()
     # Mid-way through the second step: a fresh process compiling the model.
-    _interrupted_at(LESSONS / "gpt2_dropout.py", private, "step 2", settle=3)
+    _interrupted_at(ROOT / "snippets" / "models" / "gpt2_dropout.py", private, "step 2", settle=3)
 
 
 def test_agreeing_lesson_runs_no_bisection() -> None:
