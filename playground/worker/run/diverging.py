@@ -88,7 +88,7 @@ def _in_graph(gm: Any, example: list[Any], tolerance: Any, seed: int) -> dict[st
     import torch
     import torch.fx
 
-    from playground.worker.run.bisect import _leaf_ok
+    from playground.worker.run.bisect_snippet import _leaf_ok
 
     watched = [
         node
@@ -135,7 +135,7 @@ def first_diverging_op(snippet: str, config: dict[str, Any]) -> dict[str, Any]:
     `first_diverging_op` object (`op` null, with a note, when every intermediate agrees)."""
     import torch
 
-    from playground.worker.run.bisect import prepared
+    from playground.worker.run.bisect_snippet import prepared
 
     path = os.path.abspath(snippet)
     torch.manual_seed(0)

@@ -1,0 +1,91 @@
+"""What a bisection's steps and its first-diverging-op search share, apart from both: the
+snippet loaded as an importable module, its config applied to torch as a run's is, its target,
+and the run's rule on one leaf. Imports torch only inside the functions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+#: The name a snippet is loaded under, registered in sys.modules: Dynamo imports a class's module
+#: by its name (an nn.Module the snippet defines), and a name runpy gives is not importable, so
+#: every compile of such a model raised and the bisector blamed backend eager.
+SNIPPET_MODULE = "compile_playground_bisected"
+
+
+def load_snippet(snippet: str) -> dict[str, Any]:
+    """The snippet run as a module (not as `__main__`), its folder first on sys.path; its globals."""
+    import importlib.util
+
+    path = os.path.abspath(snippet)
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(SNIPPET_MODULE, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[SNIPPET_MODULE] = module
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
+def _apply_config(config: dict[str, Any]) -> None:
+    """Each key set on torch's config module, checked and coerced as a run's are (an unknown key
+    or a wrong type raises SwitchError)."""
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    from playground.worker.run.switches import checked_config
+
+    for module, name, value in checked_config(config):
+        target = torch._inductor.config if module == "inductor" else torch._dynamo.config
+        setattr(target, name, value)
+
+
+def prepared(snippet: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
+    """The loaded snippet, its SETTINGS, its target (model, else fn; None when it has neither)
+    and its tolerance, with its own config and then `config` applied to torch."""
+    from playground.worker.run.tolerances import validate_tolerance
+
+    module = load_snippet(snippet)
+    settings = dict(module.get("SETTINGS") or {})
+    merged = dict(settings.get("config") or {})
+    merged.update(config)
+    _apply_config(merged)
+    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
+    return module, settings, target, tolerance
+
+
+def _leaf_ok(e: Any, c: Any, r: Any, tolerance: dict[str, float] | None) -> bool:
+    """The run's rule on one leaf: within the tolerance; else within the accuracy harness's;
+    else, with a float64 value, compiled's RMS error vs float64 at most k x eager's own."""
+    import math
+
+    import torch
+
+    from playground.worker.run.equivalence import FLOOR, HARNESS_TOL, K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL
+    from playground.worker.run.tolerances import tolerance_for
+
+    if e is None or c is None:
+        return e is c
+    if e.shape != c.shape or e.dtype != c.dtype:
+        return False
+    rtol, atol = tolerance_for(e.dtype, tolerance)
+    if torch.allclose(e.double(), c.double(), rtol=rtol, atol=atol, equal_nan=True):
+        return True
+    if not (e.is_floating_point() or e.is_complex()):
+        return False
+    tol = max(HARNESS_TOL, atol, rtol)
+    if torch.allclose(c, e, atol=tol, rtol=tol, equal_nan=True):
+        return True
+    if not isinstance(r, torch.Tensor) or r.shape != e.shape:
+        return False
+    r64, e64, c64 = r.double(), e.double(), c.double()
+
+    def rmse(value: Any) -> float:
+        return float(torch.sqrt(torch.mean(torch.abs(r64 - value) ** 2))) if r64.numel() else 0.0
+
+    eager_err, compiled_err = rmse(e64), rmse(c64)
+    small = e.dtype in (torch.float16, torch.bfloat16) or e.numel() < SMALL_NUMEL
+    k = K_SMALL_OR_HALF if small else K_DEFAULT
+    return math.isfinite(compiled_err) and math.isfinite(eager_err) and compiled_err <= k * eager_err + FLOOR
