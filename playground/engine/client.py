@@ -168,7 +168,9 @@ class WorkerClient:
         # sent_mono: the save's waterfall starts here (one CLOCK_MONOTONIC with the worker's).
         message = {"op": "run", "id": number, **sent.to_dict(), RUN_KEY: key, "sent_mono": time.monotonic()}
         await self.channel.send(message)
-        failures = RunFailures(self.channel, prepared.source.path, prepared.settings, stderr_mark, number)
+        failures = RunFailures(
+            self.channel, prepared.source.path, prepared.settings, stderr_mark, number, program=request.program
+        )
         follow = _Follow(number, key, prepared.source.sha256, started)
         return await self._follow(follow, emit, failures, timeout)
 

@@ -15,6 +15,7 @@ from typing import Any
 from playground.engine import last_words
 from playground.engine.channel import WorkerChannel
 from playground.engine.errors import RunCancelled
+from playground.engine.program import ProgramRun
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.snippet import snippet_line_in_stack
@@ -33,7 +34,13 @@ class RunFailures:
     message seen, for the sentence that says where it stopped."""
 
     def __init__(
-        self, channel: WorkerChannel, path: str, settings: Settings, stderr_mark: int, run_id: int | None = None
+        self,
+        channel: WorkerChannel,
+        path: str,
+        settings: Settings,
+        stderr_mark: int,
+        run_id: int | None = None,
+        program: ProgramRun | None = None,
     ) -> None:
         self.channel = channel
         self.run_id = run_id
@@ -46,7 +53,9 @@ class RunFailures:
         #: Where Dynamo was tracing the snippet (its line, and how many calls deep it had
         #: inlined), from the worker's last word on it (playground/worker/process/tracer_watch.py).
         self.tracing: tuple[int, int] | None = None
-        #: A program's last streamed report (its sections so far): a process that dies keeps them.
+        #: How the request runs the file as a program (None: a snippet), and its last streamed
+        #: report (its sections so far): a program whose process dies keeps them.
+        self.program_run = program
         self.program: Report | None = None
 
     def _torch_version(self) -> str:
@@ -73,7 +82,10 @@ class RunFailures:
         """The report of a run that ended without one: a program keeps the sections it streamed
         (a training loop killed at call 900 still shows its 899 calls), anything else starts bare."""
         if self.program is None:
-            return failure_report(self.path, self.settings, error, self._torch_version())
+            report = failure_report(self.path, self.settings, error, self._torch_version())
+            if self.program_run is None:
+                return report
+            return replace(report, kind="program", program=self.program_run)  # died before its first call
         note = "the sections are those the program had streamed when its process ended"
         return replace(
             self.program,

@@ -55,22 +55,16 @@ class DivergingOp:
         if not isinstance(data, dict):
             return None
 
-        def text(key: str) -> str | None:
-            return _text(data, key)
-
-        def number(key: str) -> int | None:
-            return _number(data, key)
-
         diff = data.get("max_abs_diff")
         return cls(
-            op=text("op"),
-            how=text("how") or "",
-            node=text("node"),
-            line=number("line"),
-            source=text("source"),
-            graph=number("graph"),
+            op=_text(data, "op"),
+            how=_text(data, "how") or "",
+            node=_text(data, "node"),
+            line=_number(data, "line"),
+            source=_text(data, "source"),
+            graph=_number(data, "graph"),
             max_abs_diff=float(diff) if isinstance(diff, int | float) and not isinstance(diff, bool) else None,
-            note=text("note"),
+            note=_text(data, "note"),
         )
 
     def words(self) -> str:
@@ -110,21 +104,15 @@ class Bisection:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Bisection:
-        def text(key: str) -> str | None:
-            return _text(data, key)
-
-        def number(key: str) -> int | None:
-            return _number(data, key)
-
         workaround = data.get("workaround")
         return cls(
-            backend=text("backend") or "",
-            subsystem=text("subsystem"),
-            bisect_number=number("bisect_number"),
-            debug_info=text("debug_info"),
-            line=number("line"),
+            backend=_text(data, "backend") or "",
+            subsystem=_text(data, "subsystem"),
+            bisect_number=_number(data, "bisect_number"),
+            debug_info=_text(data, "debug_info"),
+            line=_number(data, "line"),
             workaround=workaround if isinstance(workaround, dict) else None,
-            steps=number("steps") or 0,
+            steps=_number(data, "steps") or 0,
             first_diverging_op=DivergingOp.from_dict(data.get("first_diverging_op")),
         )
 

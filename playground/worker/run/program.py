@@ -68,7 +68,6 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     live.made = made
     ctx.notes.append(_mode_note(program.forced, program.args, overrides, program.only))
     ctx.progress("loading", "running the program")
-    live.started()
     scope = loading.SnippetScope(path, "__main__", not ctx.request.warmup)
     saved_argv, saved_main = sys.argv, sys.modules.get("__main__")
     exit_: ProgramExit
@@ -228,26 +227,13 @@ class _Live:
         #: dies soon after still has its first section in the client's report.
         self.last: float | None = None
 
-    def started(self) -> None:
-        """Before the program runs: a report that says it is a program, with no section yet
-        (what the client keeps if the process dies before any call)."""
-        self._send(None)
-
     def __call__(self, m: Made) -> None:
         if self.made is None or (self.last is not None and time.monotonic() - self.last < LIVE_INTERVAL_S):
             return
         self.last = time.monotonic()
-        self._send(m)
-
-    def _send(self, m: Made | None) -> None:
         made = self.made
-        if made is None:
-            return
         try:
-            if m is not None:
-                self.ctx.progress(
-                    "calls", f"running the program: call {made.calls}, {m.name}'s call {m.calls}", made.calls
-                )
+            self.ctx.progress("calls", f"running the program: call {made.calls}, {m.name}'s call {m.calls}", made.calls)
             sections = tuple(section(made, x) for x in ordered(made.made))
             early = replace(
                 diagnostics.read(self.capture).apply(self.base),
