@@ -392,9 +392,12 @@ def test_os_exit_ends_the_program_not_the_run(tmp_path: Path) -> None:
         os._exit(3)
         """,
     )
-    code, report, _ = _check(path)
+    code, report, stderr = _check(path)
     assert code == 2
-    assert report["kind"] == "program" and report["program_exit"]["code"] == 3
+    assert report["kind"] == "program" and report["program_exit"] == {"code": 3, "exception": None}, (
+        report["error"],
+        stderr[-3000:],
+    )
     assert report["error"]["kind"] == "snippet" and report["error"]["line"] == 7
     assert report["callables"][0]["graph_count"] == 1
 

@@ -2,9 +2,11 @@
 Torch-free: the front end decides the mode before the request leaves (the worker never guesses),
 and the same decision is on screen and in the report.
 
-A file is a program when it defines no target (`model` or `fn` at module level) but calls
-torch.compile itself, or when the user says so (`--program`). Deciding it from the text, with
-`ast`, costs a parse and never runs the file.
+A file is a program when it calls torch.compile itself and is no snippet: it defines no target
+(`model` or `fn` at module level), or no `inputs()` to call one with (a script's
+`model = torch.compile(Net())` names a target but gives the playground nothing to call it
+with); or when the user says so (`--program`). Deciding it from the text, with `ast`, costs a
+parse and never runs the file.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ __all__ = ["PROGRAM_TOGGLES", "ProgramOptions", "ProgramRun", "callable_key", "i
 
 #: The module-level names that make a file a snippet (contract: "the target").
 TARGET_NAMES = ("model", "fn")
+
+#: The module-level name a snippet calls its target with (contract: `inputs()`).
+INPUTS_NAME = "inputs"
 
 #: The settings that, toggled, replace a program's own torch.compile arguments.
 PROGRAM_TOGGLES = ("backend", "fullgraph", "dynamic", "mode")
@@ -76,11 +81,16 @@ def matches(only: str | None, name: str, index: int) -> bool:
 def defines_target(tree: ast.Module) -> bool:
     """Whether the module binds `model` or `fn` at its top level (an assignment, a def, a class,
     an import as), the way the contract's snippet does."""
-    for node in tree.body:
-        for name in _bound(node):
-            if name in TARGET_NAMES:
-                return True
-    return False
+    return _binds(tree, TARGET_NAMES)
+
+
+def defines_inputs(tree: ast.Module) -> bool:
+    """Whether the module binds `inputs` at its top level, as it binds a target."""
+    return _binds(tree, (INPUTS_NAME,))
+
+
+def _binds(tree: ast.Module, names: tuple[str, ...]) -> bool:
+    return any(name in names for node in tree.body for name in _bound(node))
 
 
 #: Modules whose `.compile` is not torch's: `re.compile(...)` alone makes no program.
@@ -107,13 +117,14 @@ def calls_compile(tree: ast.Module) -> bool:
 
 
 def is_program(text: str) -> bool:
-    """The file's text is a program: no target, and torch.compile called. A file that does not
-    parse is not one (the run reports its syntax error as a snippet's)."""
+    """The file's text is a program: torch.compile called, and no target or no `inputs()` (a
+    snippet needs both; without them it could only fail). A file that does not parse is not
+    one (the run reports its syntax error as a snippet's)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return not defines_target(tree) and calls_compile(tree)
+    return not (defines_target(tree) and defines_inputs(tree)) and calls_compile(tree)
 
 
 def _bound(node: ast.stmt) -> list[str]:

@@ -29,7 +29,12 @@ def _src(text: str) -> str:
         ("import torch\nnet = torch.nn.Linear(2, 2)\nnet.compile()\n", True),
         ("import torch._dynamo\ntorch._dynamo.optimize('eager')(len)\n", True),
         ("import re\nPAT = re.compile('a+')\n", False),  # re's compile is not torch's
-        ("import torch\ndef fn(x):\n    return x\nf = torch.compile(fn)\n", False),  # a target: a snippet
+        # a target and inputs(): a snippet, whatever else it compiles
+        ("import torch\ndef fn(x):\n    return x\ndef inputs():\n    return []\nf = torch.compile(fn)\n", False),
+        # a target but no inputs() to call it with: a script's `model = torch.compile(Net())`
+        ("import torch\ndef fn(x):\n    return x\nf = torch.compile(fn)\n", True),
+        ("import torch\nmodel = torch.compile(torch.nn.Linear(1, 1))\nmodel(torch.ones(1))\n", True),
+        ("import torch\nmodel = torch.nn.Linear(1, 1)\n", False),  # no compile: a snippet (its error)
         ("import torch\nif __name__ == '__main__':\n    model = torch.compile(torch.nn.Linear(1, 1))\n", True),
         ("def broken(:\n", False),
         ("", False),

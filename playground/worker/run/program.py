@@ -301,7 +301,11 @@ def _program_line(exc: BaseException, path: str) -> int | None:
 
 
 def _mode_note(forced: bool, args: tuple[str, ...], overrides: dict[str, Any], only: str | None) -> str:
-    why = "--program asks for it" if forced else "it defines no `model` or `fn` and calls torch.compile itself"
+    why = (
+        "--program asks for it"
+        if forced
+        else "it calls torch.compile itself, with no `model` or `fn` and `inputs()` to run as a snippet"
+    )
     argv = f" with sys.argv[1:] = {list(args)!r}" if args else ""
     over = "every torch.compile call" if only is None else f"{only}'s torch.compile call"
     toggles = (
