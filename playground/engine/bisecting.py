@@ -31,13 +31,20 @@ def bisect_command(path: str, config: Iterable[tuple[str, Any]], python: str = s
 
 @dataclass(frozen=True)
 class BisectStep:
-    """One progress line: the steps run so far and where the bisector stands."""
+    """One progress line, sent as a step starts: its number, where the bisector stands (the
+    backend it tests, the subsystem, the run state, the range left) and, once it is halving a
+    range, the most steps the bisection can take."""
 
     steps: int
     stage: str | None = None
     subsystem: str | None = None
     low: int | None = None
     high: int | None = None
+    #: torch's run state for the subsystem: "test_disable", "find_max_bounds" or "bisect".
+    state: str | None = None
+    #: For a subsystem that is one config switch, the switch as the step sets it.
+    change: str | None = None
+    at_most: int | None = None
 
     @classmethod
     def from_event(cls, event: dict[str, Any]) -> BisectStep:
@@ -49,13 +56,32 @@ class BisectStep:
             value = event.get(key)
             return value if isinstance(value, str) and value else None
 
-        return cls(number("steps") or 0, text("stage"), text("subsystem"), number("low"), number("high"))
+        return cls(
+            number("steps") or 0,
+            text("stage"),
+            text("subsystem"),
+            number("low"),
+            number("high"),
+            text("state"),
+            text("change"),
+            number("at_most"),
+        )
 
     def words(self) -> str:
-        """ "step 4: bisecting inductor pre_grad_passes, range 0..7"."""
-        where = " ".join(w for w in (self.stage, self.subsystem) if w)
+        """ "step 9 of at most 12: inductor post_grad_passes, range 0..7"; before a range is
+        halved, what the step tries: "try backend aot_eager", "inductor: try without
+        post_grad_passes", "inductor: try inductor.fallback_random=True"."""
+        bound = f" of at most {self.at_most}" if self.at_most is not None else ""
+        if self.state == "test_disable":
+            what = f"{self.stage}: try {self.change or f'without {self.subsystem}'}"
+        elif self.state == "find_max_bounds":
+            what = f"{self.stage}: count the {self.subsystem} applied"
+        elif self.stage and not self.subsystem:
+            what = f"try backend {self.stage}"
+        else:
+            what = " ".join(w for w in (self.stage, self.subsystem) if w) or "starting"
         span = f", range {self.low}..{self.high}" if self.low is not None and self.high is not None else ""
-        return f"step {self.steps}: {where or 'starting'}{span}"
+        return f"step {self.steps}{bound}: {what}{span}"
 
 
 class BisectFailed(Exception):
@@ -77,7 +103,8 @@ def read_line(raw: str | bytes) -> tuple[str, Any] | None:
     if kind == "result":
         return "result", BisectResult.from_event(event)
     if kind == "error":
-        phase = event.get("phase") if event.get("phase") in ("snippet", "compile", "settings") else "snippet"
+        known = ("snippet", "compile", "settings", "worker")
+        phase = event.get("phase") if event.get("phase") in known else "worker"
         return "error", f"{phase} error: {event.get('message')}"
     return None
 

@@ -181,6 +181,9 @@ async def test_a_real_models_bisection_completes_with_progress(tmp_path: Path) -
     result = await bisect(str(path), (), steps.append)
     found = result.bisection
     assert found is not None and len(steps) >= 2 and steps[-1].steps == found.steps
+    # Once it halves the decompositions' range, each line bounds the steps, and the bound holds.
+    bounds = [s.at_most for s in steps if s.at_most is not None]
+    assert bounds and found.steps <= min(bounds)
     assert found.subsystem == "decomposition" and "native_dropout" in (found.debug_info or "")
     assert found.workaround == {"config": {"inductor.fallback_random": True}}
     op = found.first_diverging_op

@@ -36,12 +36,28 @@ def bisect_in(state_dir: str, fn: Callable[[], bool]) -> dict[str, Any] | None:
 
 
 def bisect_progress() -> dict[str, Any]:
-    """Where the running bisection is: backend, subsystem, its run state and range left."""
+    """Where the running bisection is: backend, subsystem, its run state ("test_disable",
+    "find_max_bounds", "bisect"; None while it tests whole backends) and the range left."""
     cb = _bisector()
     backend = cb.get_backend()
     subsystem = cb.get_subsystem()
-    low = high = None
+    low = high = state = change = None
     if backend and subsystem:
         with contextlib.suppress(Exception):
+            state = cb.get_run_state(backend, subsystem)
+        with contextlib.suppress(Exception):
             low, high = cb.get_bisect_range(backend, subsystem)
-    return {"stage": backend, "subsystem": subsystem, "low": low, "high": high}
+        with contextlib.suppress(Exception):
+            found = cb.get_subsystem_object(backend, subsystem)
+            if hasattr(found, "config_field"):  # a ConfigChange: one switch set, not a pass off
+                change = f"{found.config_name}.{found.config_field}={found.config_value}"
+    return {"stage": backend, "subsystem": subsystem, "state": state, "change": change, "low": low, "high": high}
+
+
+def bisect_status_file() -> str:
+    """The file where the running bisection keeps its backend and subsystem: gone while a
+    bisection runs means its state was removed under it (every later step would run plain
+    Inductor and be blamed on the backend it stood at)."""
+    import os
+
+    return os.path.join(_bisector().get_dir(), "bisect_status.txt")

@@ -18,6 +18,7 @@ the bisection is about torch.compile as a plain script gets it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -126,6 +127,21 @@ def _fp64_side(module: dict[str, Any], target: Any) -> list[list[Any]] | None:
         return _side(dict(module, inputs=wide_inputs), wide, wide, 7)
     except Exception:  # noqa: BLE001 - no float64 value: the leaf is judged without one
         return None
+
+
+class StateLost(Exception):
+    """The bisector's state files went while it ran: each later step would run plain Inductor,
+    fail, and the bisector would name the backend it stood at."""
+
+
+def at_most(steps: int, where: dict[str, Any]) -> int | None:
+    """The most steps the bisection can take, counting this one, once it is halving a range
+    (`low..high`, ceil(log2(size)) halvings); None before: until the bisector has counted a
+    subsystem's applications, no bound is known."""
+    low, high = where.get("low"), where.get("high")
+    if where.get("state") != "bisect" or not isinstance(low, int) or not isinstance(high, int) or high < low:
+        return None
+    return steps - 1 + max(1, math.ceil(math.log2(high - low + 1)))
 
 
 class SnippetFailed(Exception):
@@ -361,15 +377,30 @@ def main(argv: list[str]) -> int:
         return 0
 
     from playground.worker import compat
+    from playground.worker.compat.bisector import bisect_status_file
 
     def test() -> bool:
         steps[0] += 1
-        send({"event": "progress", "steps": steps[0], **compat.bisect_progress()})
+        where = compat.bisect_progress()
+        send({"event": "progress", "steps": steps[0], "at_most": at_most(steps[0], where), **where})
         # A step's snippet failure (it passed the first verdict: randomness, state) fails the step.
-        return _fresh_verdict(snippet, config, children) is True
+        agreed = _fresh_verdict(snippet, config, children) is True
+        if not os.path.exists(bisect_status_file()):
+            raise StateLost(state)
+        return agreed
 
     try:
         found = compat.bisect_in(state, test)
+    except StateLost:
+        send(
+            {
+                "event": "error",
+                "phase": "worker",
+                "message": f"the bisection's state in {state} was removed while it ran "
+                "(a cleaner of the temporary folder?): its answer would blame the wrong backend",
+            }
+        )
+        return 0
     finally:
         shutil.rmtree(state, ignore_errors=True)
     if found is None:
