@@ -41,6 +41,7 @@ from playground.worker.run.program_compiles import (
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    code_of,
     program_seconds,
 )
 from playground.worker.run.reference import References
@@ -127,16 +128,16 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         sys.argv = saved_argv
     try:
         found = diagnostics.read(capture).apply(base)
-        sections = tuple(section(made, m) for m in ordered(made.made))
+        found_sections = sections(made)
         # Read while the program's module is still __main__: what its callables returned may
         # hold instances of its own classes, which unpickle only there.
-        compared = _against_eager(ctx, found, sections, made, recorder)
+        compared = _against_eager(ctx, found, found_sections, made, recorder)
     finally:
         scope.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if compared is not None:
-        sections = tuple(program_reference.with_comparison(s, compared) for s in sections)
+        found_sections = tuple(program_reference.with_comparison(s, compared) for s in found_sections)
         ctx.notes.extend(compared.notes)
     if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
         names = [m.name for m in made.made]
@@ -146,7 +147,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         found,
         calls=made.calls,
         error=error,
-        callables=sections,
+        callables=found_sections,
         stopped=stopped,
         program_exit=exit_,
         local_modules=(),
@@ -182,12 +183,36 @@ def ordered(made: list[Made]) -> list[Made]:
     return called + [m for m in made if m.first_call is None]
 
 
-def section(made: CompiledCallables, m: Made) -> CompiledCallable:
-    """One callable's section: the diagnostics of the records that arrived while it ran."""
+def sections(made: CompiledCallables) -> tuple[CompiledCallable, ...]:
+    """Every callable's section, in the contract's order."""
+    limited: dict[Any, Made] = {}
+    return tuple(section(made, m, limited) for m in ordered(made.made))
+
+
+def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = None) -> CompiledCallable:
+    """One callable's section: the diagnostics of the records that arrived while it ran.
+    `limited`: the code objects whose recompile_limit a callable before it hit (Dynamo's cache
+    is per code object, so every torch.compile of the same function shares the limit), and it
+    gets this one's if it hits it."""
     found = diagnostics.read(made.capture_of(m)).report
+    code = code_of(m.original)
+    hit_by = limited.get(code) if limited is not None and code is not None else None
+    if found.recompile_limit_hit and limited is not None and code is not None and hit_by is None:
+        limited[code] = m
     notes: list[str] = []
     if m.calls == 0:
         notes.append("never called: torch.compile compiles at the first call, so nothing was compiled")
+    elif found.graph_count == 0 and found.recompile_limit_hit:
+        notes.append(
+            f"compiled nothing over {m.calls} call(s): its code hit recompile_limit here, so Dynamo "
+            "ran it eagerly (Dynamo's cache is per code object, shared by every torch.compile of it)"
+        )
+    elif found.graph_count == 0 and hit_by is not None:
+        notes.append(
+            f"compiled nothing over {m.calls} call(s): its code ({hit_by.name}, line {hit_by.line}) already hit "
+            f"recompile_limit under callable #{hit_by.index}, so Dynamo ran it eagerly (Dynamo's cache is "
+            "per code object, shared by every torch.compile of it)"
+        )
     elif found.graph_count == 0:
         notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
     if m.unwrapped:
@@ -233,13 +258,16 @@ class _Live:
         self.last = time.monotonic()
         made = self.made
         try:
-            self.ctx.progress("calls", f"running the program: call {made.calls}, {m.name}'s call {m.calls}", made.calls)
-            sections = tuple(section(made, x) for x in ordered(made.made))
+            limit = made.bounds.max_calls
+            of = f" of {limit}" if limit else ""
+            self.ctx.progress(
+                "calls", f"running the program: call {made.calls}{of}, {m.name}'s call {m.calls}", made.calls
+            )
             early = replace(
                 diagnostics.read(self.capture).apply(self.base),
                 stage="traced",
                 calls=made.calls,
-                callables=sections,
+                callables=sections(made),
                 notes=tuple(self.ctx.notes),
             )
             self.ctx.emit({"event": "diagnostics", "report": early.to_dict()})

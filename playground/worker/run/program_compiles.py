@@ -428,6 +428,19 @@ def _synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def code_of(target: Any) -> types.CodeType | None:
+    """The code object Dynamo caches a compiled callable's frames under: a function's, a bound
+    method's, a module's forward (None: none found)."""
+    owner = getattr(target, "__self__", None)
+    if isinstance(owner, torch.nn.Module) and getattr(target, "__func__", None) is torch.nn.Module._call_impl:
+        target = type(owner).forward
+    elif isinstance(target, torch.nn.Module):
+        target = type(target).forward
+    target = getattr(target, "__func__", target)
+    code = getattr(target, "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
+
+
 def _skipped(code: types.CodeType) -> bool:
     try:
         from torch._dynamo import trace_rules
