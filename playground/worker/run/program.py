@@ -296,10 +296,14 @@ def _raised(exc: BaseException, path: str, made: CompiledCallables) -> tuple[Pro
     inside = made.raised_in.get(id(exc))
     kind = "compile" if inside is not None and _from_torch_compiler(exc) else "snippet"
     where = f" in {inside.name} (compiled at line {inside.line})" if inside is not None else ""
+    said = message
+    if isinstance(exc, EOFError):
+        # input() or a read of sys.stdin: the run has no terminal to read from.
+        said += " (a program's stdin is empty in the playground: it runs without a terminal)"
     error = RunError(
         kind=kind,
         type=type(exc).__name__,
-        message=f"the program raised{where}: {message}",
+        message=f"the program raised{where}: {said}",
         line=line,
         detail=detail,
     )

@@ -1,0 +1,96 @@
+"""Programs that do what a snippet never does: take odd arguments, read stdin, start processes.
+Each ends with one clear answer, blamed on the program where it is the program's, with nothing
+left running. The truth is the same file run as `python FILE ARGS`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _check(path: Path, *args: str) -> tuple[int, dict, str]:
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
+    if args:
+        cmd += ["--", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def _write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_odd_arguments_reach_the_program_as_python_gives_them(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "argv.py",
+        """
+        import sys
+        import torch
+
+        torch.compile(lambda x: x * 2, backend="eager")(torch.ones(2))
+        print(ascii(sys.argv[1:]))
+        """,
+    )
+    args = ["", "--help", "-x", "héllo ✓ 日本", "--", "A" * 3000]
+    python = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=600)
+    assert python.returncode == 0, python.stderr[-2000:]
+    code, report, stderr = _check(path, *args)
+    assert code == 0, stderr
+    assert report["kind"] == "program" and report["error"] is None
+    assert report["output"]["text"] == python.stdout
+    assert report["callables"][0]["calls"] == 1
+
+
+def test_a_program_reading_stdin_sees_it_empty_and_is_told_why(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "asks.py",
+        """
+        import torch
+
+        torch.compile(lambda x: x * 2, backend="eager")(torch.ones(2))
+        name = input("name? ")
+        """,
+    )
+    python = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
+    )
+    assert python.returncode == 1 and "EOFError" in python.stderr
+    code, report, _ = _check(path)
+    assert code == 2
+    error = report["error"]
+    assert error["kind"] == "snippet" and error["type"] == "EOFError" and error["line"] == 5
+    assert "stdin is empty" in error["message"]
+    exception = report["program_exit"]["exception"]
+    assert exception["type"] == "EOFError" and "stdin" not in exception["message"]  # Python's own words
+
+
+def test_a_process_the_program_starts_is_gone_when_the_run_is(tmp_path: Path) -> None:
+    marker = f"compile-playground-test-sleeper-{os.getpid()}"
+    path = _write(
+        tmp_path,
+        "spawns.py",
+        f"""
+        import subprocess
+        import torch
+
+        torch.compile(lambda x: x * 2, backend="eager")(torch.ones(2))
+        subprocess.Popen(["bash", "-c", "exec -a {marker} sleep 300"])
+        print("spawned")
+        """,
+    )
+    code, report, stderr = _check(path)
+    assert code == 0 and report["error"] is None, stderr
+    assert "spawned" in report["output"]["text"]
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"left running: {left.stdout}"
