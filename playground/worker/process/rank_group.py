@@ -161,9 +161,12 @@ class RankGroup:
         """The run's report: each rank's own (or what its end says), merged, the collective
         trouble named at the top."""
         reports = [_plain(self._rank_report(rank, status, killed_for)) for rank, status in enumerate(ended)]
-        trouble = collective_error(reports, [self._stack_line(rank) for rank in range(len(reports))])
+        # A rank that died before its report still ran the torch every other rank ran.
+        version = next((r.torch_version for r in reports if r.torch_version), "")
+        reports = [r if r.torch_version else replace(r, torch_version=version) for r in reports]
+        trouble = run_error(reports, [self._stack_line(rank) for rank in range(len(reports))])
         merged = rank_reports.merged(reports)
-        if trouble is not None and (merged.error is None or _collective(merged.error)):
+        if trouble is not None:
             merged = replace(merged, error=trouble)
         notes = [f"ran in {self.world_size} processes joined by torch.distributed ({_backend(self.request)})"]
         if self.request.run.passes.dynamo_code:
@@ -235,8 +238,57 @@ def _backend(request: WorkerRequest) -> str:
     return "nccl" if request.run.settings.device.startswith("cuda") else "gloo"
 
 
-def _collective(error: RunError) -> bool:
-    return ranks.collective_trouble(error.message) is not None or error.type in ("Timeout", "RankDied")
+def _left_waiting(error: RunError) -> bool:
+    """Whether a rank's error is another rank's doing: its collective lost its peers, or it was
+    still running (waiting) when the run timed out."""
+    return ranks.collective_trouble(error.message) is not None or error.type == "Timeout"
+
+
+def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError | None:
+    """The run's error (the top level's, over rank 0's own), None to keep rank 0's: the rank
+    that failed on its own (raised, or died) when there is one, and which ranks it left
+    waiting; else the collective the ranks fell out of step in (collective_error). Rank 0's
+    own failure stays as it is unless it left other ranks waiting."""
+    causes = [r for r, report in enumerate(reports) if report.error is not None and not _left_waiting(report.error)]
+    if not causes:
+        return collective_error(reports, stack_lines)
+    waiting = [(r, report.error) for r, report in enumerate(reports) if report.error is not None and r not in causes]
+    rank, error = causes[0], reports[causes[0]].error
+    assert error is not None
+    if rank == 0 and not waiting:
+        return None
+    lines = [e.line or stack_lines[r] for r, e in waiting]
+    # The failing rank's own line; where the others waited is said in words.
+    line = error.line or stack_lines[rank]
+    said = error.message if error.message.startswith(f"rank {rank} ") else f"rank {rank}: {error.message}"
+    if len(causes) > 1:
+        said += f"; {_ranks(causes[1:])} failed too"
+    in_collective = [r for r, e in waiting if e.type != "Timeout"]
+    if in_collective:
+        at = sorted({x for (r, _), x in zip(waiting, lines, strict=True) if x and r in in_collective})
+        where = f" at line {', '.join(map(str, at))}" if at else ""
+        said += f"; {_ranks(in_collective)} {_was(in_collective)} left waiting in a collective{where}"
+    timed_out = [r for r, e in waiting if e.type == "Timeout"]
+    if timed_out:
+        said += f"; {_ranks(timed_out)} {_was(timed_out)} still running when the run timed out"
+    if error.type == "RankDied" and "SIGABRT" in error.message and in_collective:
+        # gloo's own check on a message's length ends the process (an uncaught C++ exception,
+        # std::terminate) when ranks send the same collective different sizes.
+        return RunError(
+            kind="snippet",
+            type="CollectiveMismatch",
+            message=(
+                f"the ranks fell out of step: {said}. gloo aborts a rank whose peer sends a "
+                "collective of another size: check that every rank passes the same shape"
+            ),
+            line=line or next((x for x in lines if x), None),
+            detail=error.detail,
+        )
+    return replace(error, message=said, line=line)
+
+
+def _was(ranks_: list[int]) -> str:
+    return "was" if len(ranks_) == 1 else "were"
 
 
 def collective_error(reports: list[Report], stack_lines: list[int | None]) -> RunError | None:

@@ -1,0 +1,121 @@
+"""A rank that fails on its own, through real worker processes: the rank that raised or died is
+the run's error (not the ranks it left waiting in a collective), the run ends non-zero within
+its timeout, and no process of the run is left (tests/engine/test_ranks.py's `_check` looks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playground.engine.report import Report, RunError
+from tests.engine.test_ranks import _check
+
+RAISES = """\
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+
+
+def fn(x):
+    y = x.sin()
+    dist.all_reduce(y)
+    return y
+
+
+def inputs():
+    yield torch.randn(4)
+    if dist.get_rank() == 1:
+        raise ValueError("rank one refuses")
+    yield torch.randn(4)
+"""
+
+EXITS = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+
+
+def fn(x):
+    return x.sin()
+
+
+def inputs():
+    if dist.get_rank() == 1:
+        os._exit(3)
+    yield torch.randn(4)
+"""
+
+SIZES = """\
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+
+
+def fn(x):
+    y = x.sin()
+    dist.all_reduce(y)
+    return y
+
+
+def inputs():
+    yield torch.randn(4 + dist.get_rank())
+"""
+
+
+def test_the_rank_that_raised_is_the_runs_error_and_the_rank_it_left_waiting_is_named(tmp_path: Path) -> None:
+    code, report, elapsed = _check(tmp_path, RAISES, "--ranks", "2", "--timeout", "30", "--no-timing", timeout=30)
+    error = report["error"]
+    assert code != 0
+    assert (error["type"], error["kind"], error["line"]) == ("ValueError", "snippet", 16), error
+    assert error["message"].startswith("rank 1: inputs() raised while producing call 2: rank one refuses")
+    assert report["ranks"][1]["error"]["type"] == "ValueError"
+    waited = report["ranks"][0]["error"]  # rank 0's own report keeps its own wait
+    assert waited["line"] in (7, 9), waited  # the compiled frame's line or its all_reduce's
+    assert error["message"].endswith(f"rank 0 was left waiting in a collective at line {waited['line']}")
+    assert elapsed < 30 + 15
+
+
+def test_a_rank_that_exits_without_a_report_fails_the_run_even_when_rank_0_finished(tmp_path: Path) -> None:
+    code, report, _ = _check(tmp_path, EXITS, "--ranks", "2", "--timeout", "30", "--no-timing", timeout=30)
+    assert code != 0
+    assert report["ranks"][0]["error"] is None and report["ranks"][0]["graph_count"] == 1
+    assert report["error"]["type"] == "RankDied"
+    assert report["error"]["message"] == "rank 1 ended without a report (exit status 3)"
+    assert report["ranks"][1]["torch_version"] == report["torch_version"] != ""
+
+
+def test_ranks_that_send_a_collective_different_sizes_are_a_collective_mismatch_at_its_line(tmp_path: Path) -> None:
+    code, report, elapsed = _check(tmp_path, SIZES, "--ranks", "2", "--timeout", "30", "--no-timing", timeout=30)
+    error = report["error"]
+    assert code != 0 and error["type"] == "CollectiveMismatch" and error["line"] in (7, 9), error
+    aborted = [r for r, each in enumerate(report["ranks"]) if "SIGABRT" in (each["error"] or {}).get("message", "")]
+    if aborted:  # gloo's length check ends the process that received the longer message
+        assert f"rank {aborted[0]} ended without a report (signal SIGABRT)" in error["message"]
+        assert "gloo aborts a rank whose peer sends a collective of another size" in error["message"]
+    assert elapsed < 30 + 15
+
+
+def _with(error: RunError | None) -> Report:
+    return Report(torch_version="2.x", error=error)
+
+
+def test_a_failure_of_rank_0_alone_stays_rank_0s_own_error() -> None:
+    from playground.worker.process.rank_group import run_error
+
+    own = RunError(kind="snippet", type="ValueError", message="boom", line=3)
+    assert run_error([_with(own), _with(None)], [None, None]) is None
+    assert run_error([_with(own), _with(own)], [None, None]) is None
+
+
+def test_a_rank_killed_at_the_timeout_is_not_the_cause_when_another_rank_raised() -> None:
+    from playground.worker.process.rank_group import run_error
+
+    stuck = RunError(kind="snippet", type="Timeout", message="rank 0 was still running at the run's timeout")
+    raised = RunError(kind="snippet", type="KeyError", message="'x'", line=12)
+    error = run_error([_with(stuck), _with(raised)], [7, None])
+    assert error is not None and (error.type, error.line) == ("KeyError", 12)
+    assert error.message == "rank 1: 'x'; rank 0 was still running when the run timed out"
