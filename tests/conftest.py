@@ -46,17 +46,27 @@ def _marked_processes() -> list[str]:
     return found
 
 
-#: What of ours was in the temporary folder when the session started: at the end, nothing may
-#: have been added (a CI run once failed on a full disk, among 2,169 entries that killed
-#: workers had left in /tmp over a day of tests).
+#: The session's own temporary folder, inherited by every process it starts (TMPDIR): at the
+#: end, nothing of ours may be left in it (a CI run once failed on a full disk, among 2,169
+#: entries that killed workers had left in /tmp over a day of tests). A folder of its own, not
+#: the machine's /tmp: the check used to remove every entry of ours made in /tmp while the session
+#: ran, so a test session deleted the scratch folders of the workers of a developer's open app and
+#: of another test session running beside it (their runs then failed on files gone from under
+#: them). pytest's own tmp_path folders stay where they were (PYTEST_DEBUG_TEMPROOT).
+_SYSTEM_TEMP = tempfile.gettempdir()
+if "COMPILE_PLAYGROUND_TEST_TMPDIR" not in os.environ:  # the controller; xdist's workers inherit it
+    os.environ["COMPILE_PLAYGROUND_TEST_TMPDIR"] = tempfile.mkdtemp(prefix="cp-tests-", dir=_SYSTEM_TEMP)
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", _SYSTEM_TEMP)
+os.environ["TMPDIR"] = os.environ["COMPILE_PLAYGROUND_TEST_TMPDIR"]
+tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 _TEMP = Path(tempfile.gettempdir())
-_TEMP_BEFORE = frozenset(p.name for p in _TEMP.glob("compile-playground-*"))
 
 
 def _temp_left() -> list[str]:
-    return sorted(p.name for p in _TEMP.glob("compile-playground-*") if p.name not in _TEMP_BEFORE)
+    return sorted(p.name for p in _TEMP.glob("compile-playground-*"))
 
 
+@pytest.hookimpl(trylast=True)  # after the plugins that keep files there until their own finish
 def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest's hook signature
     """Fail the session if anything the tests started is still running a few seconds after,
     or left a file of ours in the temporary folder."""
@@ -76,10 +86,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001 - pytest'
     litter = _temp_left()
     if litter:
         print(f"\nleft behind in {_TEMP} by the test session (now removed):\n  " + "\n  ".join(litter))
-        for name in litter:
-            shutil.rmtree(_TEMP / name, ignore_errors=True)
-            (_TEMP / name).unlink(missing_ok=True)
         session.exitstatus = 1
+    shutil.rmtree(_TEMP, ignore_errors=True)
 
 
 #: Modules whose tests need no torch worker: the pure tests and the app on a fake engine. They
