@@ -7,6 +7,7 @@ Ctrl-C, SIGTERM and SIGHUP kill that process group, so no step's process is left
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import config_arg
+from playground.cli.flags import config_arg, seconds_arg
 from playground.engine.bisecting import bisect_command, read_line
 from playground.engine.report.bisection import BisectResult
 
@@ -33,6 +34,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="set torch._dynamo.config / torch._inductor.config in each step",
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds_arg(0, 86400),
+        default=None,
+        metavar="S",
+        help="the most seconds one step (a fresh process: load, eager, compile, compare) may take (default 600)",
     )
     p.add_argument("--json", action="store_true", help="print the contract's JSON result")
     p.add_argument(
@@ -105,21 +113,35 @@ def bisect_main(argv: list[str]) -> int:
         except ExportError as exc:
             print(f"compile-playground bisect: markdown not written: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    proc = subprocess.Popen(
-        bisect_command(args.snippet, args.config), stdout=subprocess.PIPE, text=True, start_new_session=True
-    )
     received: list[int] = []
+    proc: subprocess.Popen[str] | None = None
 
     def stop(signum: int, _frame: Any) -> None:
         # SIGTERM first: the bisection kills its step and removes its state dir; the group is
         # killed outright below if it is still there.
         received.append(signum)
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
+    # The handlers come first: a signal between the start and them would leave the bisection,
+    # in a session of its own, running without us.
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        proc = subprocess.Popen(
+            bisect_command(args.snippet, args.config, timeout_s=args.timeout),
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except BaseException:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        raise
+    if received:
+        stop(received[0], None)
     result: BisectResult | None = None
     problem: str | None = None
     try:
@@ -149,6 +171,11 @@ def bisect_main(argv: list[str]) -> int:
         for s, handler in old.items():
             signal.signal(s, handler)
     if received:
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no message
+            print(
+                f"compile-playground bisect: stopped by {signal.Signals(received[0]).name}; no step left running",
+                file=sys.stderr,
+            )
         return 128 + received[0]
     if problem is not None:
         print(f"compile-playground bisect: {problem}", file=sys.stderr)

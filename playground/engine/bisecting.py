@@ -21,11 +21,18 @@ from playground.engine.report.bisection import BisectResult
 STOP_GRACE_S = 1.0
 
 
-def bisect_command(path: str, config: Iterable[tuple[str, Any]], python: str = sys.executable) -> list[str]:
-    """The bisection's process: the snippet, and each --config in its JSON syntax."""
-    command = [python, "-m", "playground.worker.run.bisect", os.path.abspath(path)]
+def bisect_command(
+    path: str, config: Iterable[tuple[str, Any]], python: str = sys.executable, timeout_s: float | None = None
+) -> list[str]:
+    """The bisection's process: the snippet, each --config in its JSON syntax, and the most
+    seconds one step may take (the worker's own default when None)."""
+    # --parent: the bisection ends itself when this process is gone, even if it went before the
+    # bisection could ask the kernel for a parent-death signal.
+    command = [python, "-m", "playground.worker.run.bisect", os.path.abspath(path), "--parent", str(os.getpid())]
     for key, value in config:
         command += ["--config", f"{key}={json.dumps(value)}"]
+    if timeout_s is not None:
+        command += ["--timeout", repr(float(timeout_s))]
     return command
 
 

@@ -20,12 +20,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import shutil
 import signal
 import sys
 import tempfile
+import time
 from typing import Any
 
+from playground.engine.bisecting import BisectStep
 from playground.worker.run.bisect_snippet import _leaf_ok, load_snippet, prepared
 
 #: Each subsystem whose fix is a config switch, in --config's syntax.
@@ -129,9 +132,15 @@ def _fp64_side(module: dict[str, Any], target: Any) -> list[list[Any]] | None:
         return None
 
 
-class StateLost(Exception):
-    """The bisector's state files went while it ran: each later step would run plain Inductor,
-    fail, and the bisector would name the backend it stood at."""
+class StepStopped(Exception):
+    """A step that ends the bisection with an error instead of a verdict: its process timed
+    out, the snippet failed on its own, or the bisector's state files went while it ran (each
+    later step would run plain Inductor, fail, and the bisector would name the backend it stood
+    at)."""
+
+    def __init__(self, phase: str, message: str) -> None:
+        super().__init__(message)
+        self.phase, self.message = phase, message
 
 
 def at_most(steps: int, where: dict[str, Any]) -> int | None:
@@ -148,7 +157,7 @@ class SnippetFailed(Exception):
     """The snippet itself failed (loading, no target, its eager run): nothing to bisect."""
 
 
-def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) -> bool:
+def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True, on_eager: Any = None) -> bool:
     """In this process: True when eager and compiled (Inductor) agree.
 
     Raises SnippetFailed when the snippet fails before anything is compiled: a bisection of
@@ -163,8 +172,10 @@ def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True) ->
         eager = _side(module, target, target, 7)
     except SnippetFailed:
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's own exception, named with its line
+    except BaseException as exc:  # noqa: BLE001 - the user's own (sys.exit too), named with its line
         raise SnippetFailed(_one_line(exc, snippet)) from exc
+    if on_eager is not None:
+        on_eager()
     if not compiled_side:
         return True
     kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
@@ -215,10 +226,29 @@ def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
     return lines[-1] if lines else None
 
 
-def _in_fresh_fork(work: Any, children: list[int]) -> bytes:
-    """`work()`'s bytes, computed in a process forked from here (stdout to /dev/null, default
-    signal handlers) and read back on a pipe; the child is on `children` while it runs, so a
-    signal kills it."""
+#: The longest one process of the bisection may take (load, eager, compile, compare): a compile
+#: that never ends would otherwise hold the bisection forever. `--timeout S` sets it.
+STEP_TIMEOUT_S = 600.0
+
+
+class StepTimedOut(Exception):
+    """A step's process did not answer in time; `eager_done` says whether its eager side had
+    finished (then it was the compile that hung)."""
+
+    def __init__(self, eager_done: bool) -> None:
+        super().__init__("timed out")
+        self.eager_done = eager_done
+
+
+#: Written by a step's process once its eager side has finished, before its answer.
+EAGER_DONE = b"e"
+
+
+def _in_fresh_fork(work: Any, children: list[int], timeout_s: float = STEP_TIMEOUT_S) -> tuple[bytes, int]:
+    """`work(say)`'s bytes, computed in a process forked from here (stdout to /dev/null, default
+    signal handlers) and read back on a pipe (`say` writes to it early); the child is on
+    `children` while it runs, so a signal kills it. Past `timeout_s` the child is killed and
+    StepTimedOut raised. With the bytes, the child's wait status (a signal that killed it)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -228,32 +258,46 @@ def _in_fresh_fork(work: Any, children: list[int]) -> bytes:
         answer = b""
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            answer = work()
+            answer = work(lambda data: os.write(write, data))
         finally:
             os.write(write, answer)
             os._exit(0)
     os.close(write)
     children.append(pid)
+    deadline = time.monotonic() + timeout_s
     try:
         data = b""
-        while chunk := os.read(read, 4096):
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read], [], [], left)[0]:
+                if time.monotonic() < deadline:
+                    continue
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise StepTimedOut(data.startswith(EAGER_DONE))
+            chunk = os.read(read, 4096)
+            if not chunk:
+                break
             data += chunk
-        os.waitpid(pid, 0)
+        status = os.waitpid(pid, 0)[1]
     finally:
         children.remove(pid)
         os.close(read)
-    return data
+    return data, status
 
 
 def _fresh_line(snippet: str, config: dict[str, Any], op: str, children: list[int]) -> int | None:
-    def work() -> bytes:
+    def work(_say: Any) -> bytes:
         try:
             line = op_line(snippet, config, op)
         except BaseException:  # noqa: BLE001 - no line is an answer, not a failure
             return b""
         return str(line).encode() if line is not None else b""
 
-    data = _in_fresh_fork(work, children)
+    try:
+        data, _ = _in_fresh_fork(work, children)
+    except StepTimedOut:
+        return None
     return int(data) if data.isdigit() else None
 
 
@@ -261,7 +305,7 @@ def _fresh_diverging(snippet: str, config: dict[str, Any], children: list[int]) 
     """diverging.py's first diverging op, in a fresh process; None when it could not be found
     (its own failure is not the bisection's)."""
 
-    def work() -> bytes:
+    def work(_say: Any) -> bytes:
         from playground.worker.run.diverging import first_diverging_op
 
         try:
@@ -269,10 +313,10 @@ def _fresh_diverging(snippet: str, config: dict[str, Any], children: list[int]) 
         except BaseException:  # noqa: BLE001 - no answer is an answer, not a failure
             return b""
 
-    data = _in_fresh_fork(work, children)
     try:
+        data, _ = _in_fresh_fork(work, children)
         found = json.loads(data) if data else None
-    except ValueError:
+    except (StepTimedOut, ValueError):
         return None
     return found if isinstance(found, dict) else None
 
@@ -289,22 +333,45 @@ def _one_line(exc: BaseException, snippet: str) -> str:
     return f"{text} (line {line})" if line else text
 
 
-def _fresh_verdict(snippet: str, config: dict[str, Any], children: list[int]) -> bool | tuple[str, str]:
-    """The verdict in a fresh process: True or False (agree or not), or (phase, one-line cause)
-    when it could not be judged: the snippet itself failed ("snippet"), or the compiled run
-    raised ("compile"; for a step of the bisection that is a failing step, as in torch's own)."""
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
-    def work() -> bytes:
+
+def _fresh_verdict(
+    snippet: str, config: dict[str, Any], children: list[int], timeout_s: float = STEP_TIMEOUT_S
+) -> bool | tuple[str, str]:
+    """The verdict in a fresh process: True or False (agree or not), or (phase, one-line cause)
+    when it could not be judged: the snippet itself failed, or its process died during its eager
+    run ("snippet"); the compiled run raised or its process died during it ("compile"; for a step
+    of the bisection that is a failing step, as in torch's own). Raises StepTimedOut past
+    `timeout_s`."""
+
+    def work(say: Any) -> bytes:
         try:
-            return b"1" if verdict(snippet, config) else b"0"
+            return b"1" if verdict(snippet, config, on_eager=lambda: say(EAGER_DONE)) else b"0"
         except SnippetFailed as exc:
             return b"S" + str(exc).encode("utf-8", "replace")[:2000]
         except BaseException as exc:  # noqa: BLE001 - the compiled side raised
             return b"C" + _one_line(exc, snippet).encode("utf-8", "replace")[:2000]
 
-    data = _in_fresh_fork(work, children)
+    data, status = _in_fresh_fork(work, children, timeout_s)
+    eager_done = data.startswith(EAGER_DONE)
+    data = data.removeprefix(EAGER_DONE)
     if data[:1] in (b"S", b"C"):
         return ("snippet" if data[:1] == b"S" else "compile", data[1:].decode("utf-8", "replace"))
+    if data not in (b"0", b"1"):
+        how = (
+            f"was killed by {_signal_name(os.WTERMSIG(status))}"
+            if os.WIFSIGNALED(status)
+            else f"exited with status {os.waitstatus_to_exitcode(status)}"
+        )
+        # Before its eager side had finished, it was the snippet's own run (os._exit, a signal).
+        phase = "compile" if eager_done else "snippet"
+        side = "the compiled run" if eager_done else "the snippet's eager run"
+        return (phase, f"its process {how} during {side}, without an answer")
     return data == b"1"
 
 
@@ -321,14 +388,22 @@ def _on_parent_death(sig: int) -> None:
 def main(argv: list[str]) -> int:
     snippet = argv[0]
     config: dict[str, Any] = {}
+    timeout_s = STEP_TIMEOUT_S
+    parent = os.getppid()
     for i, arg in enumerate(argv):
         if arg == "--config":
             key, _, raw = argv[i + 1].partition("=")
             config[key] = json.loads(raw)
+        elif arg == "--timeout":
+            timeout_s = float(argv[i + 1])
+        elif arg == "--parent":
+            parent = int(argv[i + 1])
     channel = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # the bisector (and the snippet) print to stdout: never onto our channel
+    # The bisector prints to stdout (its cleanup too, after the redirect in compat), and so may
+    # the snippet: never onto our channel, nor onto the user's terminal.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     children: list[int] = []
-    state = tempfile.mkdtemp(prefix="compile-playground-bisect-")
+    made: list[str] = []
 
     def stop(signum: int, _frame: Any) -> None:
         for pid in list(children):
@@ -337,16 +412,19 @@ def main(argv: list[str]) -> int:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
-        shutil.rmtree(state, ignore_errors=True)
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    # Made once the handlers are in place, so that a signal never leaves it behind.
+    state = tempfile.mkdtemp(prefix="compile-playground-bisect-")
+    made.append(state)
     # Its own process group (so that a cancel kills every step): a front end killed outright
     # (SIGKILL, a closed terminal) signals nothing, so the kernel's parent-death signal does.
-    parent = os.getppid()
     _on_parent_death(signal.SIGTERM)
-    if os.getppid() != parent:
+    if os.getppid() != parent:  # it went before the kernel could be asked
         stop(signal.SIGTERM, None)
 
     def send(obj: dict[str, Any]) -> None:
@@ -361,7 +439,14 @@ def main(argv: list[str]) -> int:
         send({"event": "error", "phase": "settings", "message": str(exc)})
         return 0
     steps = [0]
-    first = _fresh_verdict(snippet, config, children)
+    try:
+        first = _fresh_verdict(snippet, config, children, timeout_s)
+    except StepTimedOut as exc:
+        shutil.rmtree(state, ignore_errors=True)
+        what = "the compiled run" if exc.eager_done else "the snippet's eager run"
+        phase = "compile" if exc.eager_done else "snippet"
+        send({"event": "error", "phase": phase, "message": f"{what} did not finish in {timeout_s:g} s"})
+        return 0
     if isinstance(first, tuple):
         # A compiled run that raises before any value is compared is not a wrong value: bisecting
         # it named backend eager (every step raised), whatever the cause.
@@ -383,23 +468,30 @@ def main(argv: list[str]) -> int:
         steps[0] += 1
         where = compat.bisect_progress()
         send({"event": "progress", "steps": steps[0], "at_most": at_most(steps[0], where), **where})
-        # A step's snippet failure (it passed the first verdict: randomness, state) fails the step.
-        agreed = _fresh_verdict(snippet, config, children) is True
+        try:
+            judged = _fresh_verdict(snippet, config, children, timeout_s)
+        except StepTimedOut as exc:
+            raise StepStopped(
+                "compile" if exc.eager_done else "snippet",
+                f"step {steps[0]} ({BisectStep.from_event(where).words()}) did not finish in {timeout_s:g} s",
+            ) from exc
         if not os.path.exists(bisect_status_file()):
-            raise StateLost(state)
-        return agreed
+            raise StepStopped(
+                "worker",
+                f"the bisection's state in {state} was removed while it ran (a cleaner of the "
+                "temporary folder?): its answer would blame the wrong backend",
+            )
+        if isinstance(judged, tuple) and judged[0] == "snippet":
+            # Its eager side failed on its own after passing the first verdict (randomness, a
+            # file it reads): a bisection would blame the backend it stood at.
+            raise StepStopped("snippet", f"the snippet failed on its own at step {steps[0]}: {judged[1]}")
+        # A compiled run that raises or dies fails the step, as in torch's own bisector.
+        return judged is True
 
     try:
         found = compat.bisect_in(state, test)
-    except StateLost:
-        send(
-            {
-                "event": "error",
-                "phase": "worker",
-                "message": f"the bisection's state in {state} was removed while it ran "
-                "(a cleaner of the temporary folder?): its answer would blame the wrong backend",
-            }
-        )
+    except StepStopped as exc:
+        send({"event": "error", "phase": exc.phase, "message": exc.message})
         return 0
     finally:
         shutil.rmtree(state, ignore_errors=True)

@@ -14,17 +14,40 @@ from typing import Any
 SNIPPET_MODULE = "compile_playground_bisected"
 
 
+def _check_decodes(path: str) -> None:
+    """A SyntaxError, as `python SNIPPET` gives, when the file is not text in its encoding
+    (compile() lets bad bytes in a comment through, and Dynamo then fails reading the source,
+    blamed on the compile)."""
+    import tokenize
+
+    with open(path, "rb") as file:
+        data = file.read()
+        file.seek(0)
+        encoding, _ = tokenize.detect_encoding(file.readline)
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise SyntaxError(
+            f"the file is not {encoding} text: byte {data[exc.start]:#04x} at offset {exc.start}"
+        ) from None
+
+
 def load_snippet(snippet: str) -> dict[str, Any]:
     """The snippet run as a module (not as `__main__`), its folder first on sys.path; its globals."""
+    import importlib.machinery
     import importlib.util
 
     path = os.path.abspath(snippet)
+    _check_decodes(path)
     sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location(SNIPPET_MODULE, path)
-    assert spec is not None and spec.loader is not None
+    # Its loader named outright: a name without ".py" (a file called --json) gets no spec from
+    # spec_from_file_location, and `python SNIPPET` runs it all the same.
+    loader = importlib.machinery.SourceFileLoader(SNIPPET_MODULE, path)
+    spec = importlib.util.spec_from_file_location(SNIPPET_MODULE, path, loader=loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[SNIPPET_MODULE] = module
-    spec.loader.exec_module(module)
+    loader.exec_module(module)
     return vars(module)
 
 
