@@ -159,7 +159,8 @@ class RunPipeline:
             report=ranks.shown(focused(self._results.good, self.toggle_target if self._mode else None), self.shown_rank)
             if self._results.good is not None
             else None,
-            attempt=self._results.attempt,
+            # The Logs and Output panes are built from the attempt: the same rank as the rest.
+            attempt=ranks.shown(self._results.attempt, self.shown_rank) if self._results.attempt is not None else None,
             stale=self._results.stale(self.generation, self._source.sha),
             since=self._results.since,
             passes=self.passes,

@@ -1,0 +1,39 @@
+"""The app on a run across ranks, on a canned report that a real `check --json` of the gallery's
+ranks/one_rank_recompiles.py wrote (fixtures/one_rank_recompiles.json: 2 ranks, only rank 1
+recompiles): the Breaks pane says what differs, and `o` shows the other rank's own facts in every
+pane, the Logs and Output panes (built from the run's latest attempt) as well as the others."""
+
+from __future__ import annotations
+
+from tui_fakes import FIXTURES, FakeEngine, bar_text, canned, pane_text, settle
+
+from tui.factory import make_app
+
+
+def _app():
+    engine = FakeEngine(canned("one_rank_recompiles"))
+    return make_app(FIXTURES / "one_rank_recompiles.py", engine=engine, watch=False, clock=lambda: 0.0)
+
+
+async def test_the_breaks_pane_says_which_rank_differs() -> None:
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        breaks = pane_text(app, "breaks")
+        assert "only rank 1 recompiled, at call 3" in breaks
+        assert "Recompiling function fn" not in pane_text(app, "logs")  # rank 0 never recompiled
+
+
+async def test_o_shows_rank_1_in_every_pane_the_logs_too() -> None:
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        assert app.pipeline.shown_rank == 1
+        assert "recompiles 1" in bar_text(app)
+        assert "recompiled because x changed 4 -> 3" in pane_text(app, "recompiles")
+        assert "Recompiling function fn" in pane_text(app, "logs")
+        await pilot.press("o")  # back to rank 0
+        await settle(pilot)
+        assert "Recompiling function fn" not in pane_text(app, "logs")
