@@ -104,7 +104,8 @@ def _unknown_below(cls: type[Wire], data: dict[str, Any], where: str) -> list[st
                 continue
             at = f"{where}.{key}" + (f"[{i}]" if isinstance(values, list) else "")
             if nested is Settings:
-                found += [f"{at}.{k}" for k in value if k not in Settings().to_dict()]
+                # Settings(ranks=2): `ranks` is written only when not 1.
+                found += [f"{at}.{k}" for k in value if k not in Settings(ranks=2).to_dict()]
             else:
                 found += _unknown_keys(nested, value, at)
     return found
