@@ -37,3 +37,11 @@ async def test_o_shows_rank_1_in_every_pane_the_logs_too() -> None:
         await pilot.press("o")  # back to rank 0
         await settle(pilot)
         assert "Recompiling function fn" not in pane_text(app, "logs")
+
+
+async def test_the_code_pane_says_a_run_across_ranks_has_no_code_to_show() -> None:
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        code = pane_text(app, "dynamo_code")
+        assert "not shown for a run across ranks" in code and "the next run fills it" not in code

@@ -20,6 +20,8 @@ def render_dynamo_code(report: Report) -> RenderableType:
     """Per frame: transformed code, resume function (after which break line), guard functions."""
     note = words.note_line(report)
     if report.dynamo_code is None:
+        if report.world_size is not None:  # asking would not fill it: say so, not "the next run fills it"
+            return Text(words.ACROSS_RANKS, style=DIM)
         if report.stage in ("traced", "diagnostics"):
             return Text(words.PENDING, style=DIM)
         if report.dynamo_code_note:  # e.g. depyf is not installed: say so, not "not asked"

@@ -23,6 +23,8 @@ NOT_ASKED = (
 #: What it says while a run is still going: the code comes last, from that second run.
 PENDING = "Dynamo's code, when this run asked for it, comes last: depyf decompiles it in a second run of the snippet."
 NO_FRAME = "no code: Dynamo compiled no frame in this run"
+#: A run across ranks has none: depyf's second run of the snippet is not made on N processes.
+ACROSS_RANKS = "Dynamo's code is not shown for a run across ranks: with ranks at 1, opening this pane shows it."
 
 
 def note_line(report: Report) -> Line | None:
