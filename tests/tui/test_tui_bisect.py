@@ -134,3 +134,23 @@ def test_bisect_result_80x24(snap_compare):
         await _until(pilot, lambda: isinstance(app.screen, BisectScreen) and not app.screen.running)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_a_config_switch_is_found_without_a_count_or_debug_info() -> None:
+    """Torch's bisector answers a subsystem that is one switch (a ConfigChange) with number 0 and
+    the subsystem's own name as its debug info: neither is news, so neither is said."""
+    from tui.screens.bisect import result_words
+
+    switch = Bisection(
+        backend="inductor",
+        subsystem="inductor_fallback_random",
+        bisect_number=0,
+        debug_info="inductor_fallback_random",
+        workaround={"config": {"inductor.fallback_random": True}},
+        steps=9,
+    )
+    words = result_words(BisectResult(switch))
+    assert words[0] == "found: backend inductor, subsystem inductor_fallback_random"
+    assert not [w for w in words if "application number" in w or "debug info" in w]
+    counted = result_words(BisectResult(FOUND.bisection))
+    assert [w for w in counted if "application number 1" in w] and "torch's debug info: aten.rand_like" in counted

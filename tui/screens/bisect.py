@@ -39,11 +39,14 @@ def result_words(result: BisectResult) -> list[str]:
         return [f"nothing to bisect: {result.reason or 'eager and compiled agree'}"]
     where = f"backend {b.backend}" + (f", subsystem {b.subsystem}" if b.subsystem else "")
     lines = [f"found: {where}"]
-    if b.bisect_number is not None:
+    # A subsystem that is one config switch comes back with number 0 and its own name as the
+    # debug info: nothing was counted, so neither is news.
+    switch = b.subsystem is not None and b.debug_info == b.subsystem
+    if b.bisect_number is not None and not switch:
         lines.append(
             f"its application number {b.bisect_number} (torch counts from 0) is the first that makes values differ"
         )
-    if b.debug_info:
+    if b.debug_info and not switch:
         lines.append(f"torch's debug info: {b.debug_info}")
     if b.line is not None:
         lines.append(f"snippet line: {b.line}")
@@ -130,9 +133,15 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
 
     def on_bisect_screen_stepped(self, message: Stepped) -> None:
         self.steps.append(message.step)
-        self.query_one("#bisect-state", Bar).update(f"bisecting… {message.step.words()}  (escape cancels)")
-        shown = [s.words() for s in self.steps[-200:]]
-        self.query_one("#bisect-steps", Static).update("\n".join(shown))
+        # The footer says escape cancels; the step's words fill the bar's 80 columns.
+        self.query_one("#bisect-state", Bar).update(f"bisecting… {message.step.words()}")
+        self._show_steps()
+
+    def _show_steps(self) -> None:
+        """The newest steps that fit: once the result takes its rows, the last step stays shown."""
+        widget = self.query_one("#bisect-steps", Static)
+        rows = widget.size.height or 200
+        widget.update("\n".join(s.words() for s in self.steps[-rows:]))
 
     def on_bisect_screen_ended(self, message: Ended) -> None:
         self.running = False
@@ -148,6 +157,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         if message.result.bisection is not None:
             lines.append(workaround_words(message.result))
         shown.update(visible("\n".join(lines)))
+        self.call_after_refresh(self._show_steps)
 
     def action_apply(self) -> None:
         if self.running or self.result is None:
