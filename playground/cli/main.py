@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -117,6 +118,9 @@ def _run_guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: floa
         # Everything is closed; a late signal must not turn the exit status into a kill.
         for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
+        # One line, so that a stop is never silent (the exit status alone reads like a crash).
+        with contextlib.suppress(OSError, ValueError):  # the terminal may be gone (SIGHUP)
+            print(f"compile-playground: stopped by {signal.Signals(code - 128).name}", file=sys.stderr, flush=True)
     return code
 
 

@@ -325,6 +325,7 @@ def _signal_run(tmp_path: Path, command: str, signals: tuple[int, ...], new_sess
             proc.wait()
     assert proc.returncode == 128 + signals[0], stderr.decode()[-2000:]
     assert b"Traceback" not in stderr, stderr.decode()[-2000:]
+    assert f"stopped by {signal.Signals(signals[0]).name}".encode() in stderr, stderr.decode()[-2000:]
     worker = {parent_pid} if parent_pid != proc.pid else set()
     assert _wait_gone(marker, session, {run_pid, child_pid} | worker) == []
 
