@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from playground.engine.passes import Passes
 from playground.engine.program import ProgramOptions, ProgramRun
@@ -25,6 +28,24 @@ from playground.engine.settings import (
     parse_dynamic,
     shown_value,
 )
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, and where a file whose name starts with '-' was taken for an option (`check
+    -x.py` says only that a snippet is required), how to name it."""
+
+    _argv: Sequence[str] = ()
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        named = next((a for a in self._argv if a.startswith("-") and os.path.isfile(a)), None)
+        if named is not None:
+            message += f" ('{named}' is a file here: name it ./{named})"
+        super().error(message)
+
 
 #: Upper bounds of the duration flags (seconds): past them a typo, not a wish (and 1e12 s
 #: overflows the worker's faulthandler timer).

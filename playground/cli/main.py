@@ -16,6 +16,7 @@ from typing import Any
 
 from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
 from playground.cli.flags import (
+    Parser,
     add_present_flag,
     add_program_flags,
     add_run_flags,
@@ -35,7 +36,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"compile-playground {command}")
+    p = Parser(prog=f"compile-playground {command}")
     if command == "check":
         p.add_argument("snippet", nargs="+", help="the snippet file(s): several run in turn on one worker")
     else:
@@ -182,7 +183,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _app(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="compile-playground")
+    p = Parser(prog="compile-playground")
     p.add_argument("snippet", nargs="?", help="the snippet file (default: a copy of the bundled one)")
     add_setting_flags(p)
     add_run_flags(p)

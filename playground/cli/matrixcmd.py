@@ -12,6 +12,7 @@ from typing import Any
 from playground.cli.flags import (
     MAX_MIN_RUN_TIME_S,
     MAX_TIMEOUT_S,
+    Parser,
     add_program_flags,
     add_setting_flags,
     mode_arg,
@@ -92,7 +93,7 @@ def _modes_arg(text: str) -> tuple[str | None, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="compile-playground matrix")
+    p = Parser(prog="compile-playground matrix")
     p.add_argument("snippet")
     p.add_argument("--json", action="store_true", help="one JSON object: {cells: [...]} ")
     p.add_argument("--backends", type=_backends_arg, default=DEFAULT_BACKENDS, help="comma-separated (eager,inductor)")

@@ -428,3 +428,18 @@ def test_a_file_name_with_a_newline_cannot_split_checks_stderr_line(tmp_path: Pa
     assert len(lines) == 2, lines
     assert lines[0].startswith(f"compile-playground: {tmp_path}/bad␤name␉␛[2J.py: snippet error (line 1)"), lines
     assert lines[1].endswith("no such file: " + str(tmp_path) + "/gone␤x.py"), lines
+
+
+@pytest.mark.parametrize("command", [["check"], ["matrix"], ["watch"], []], ids=["check", "matrix", "watch", "app"])
+def test_a_file_named_like_an_option_is_told_how_to_name_it(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "-x.py").write_text("import torch\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "playground", *command, "-x.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "'-x.py' is a file here: name it ./-x.py" in done.stderr
+    assert (tmp_path / "-x.py").read_text() == "import torch\n"
