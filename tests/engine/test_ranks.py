@@ -106,7 +106,9 @@ def _with_env(marker: str) -> list[tuple[int, str]]:
     return found
 
 
-def _check(tmp_path: Path, source: str, *flags: str, timeout: float = 120) -> tuple[int, dict[str, Any], float]:
+def _check(
+    tmp_path: Path, source: str, *flags: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any], float]:
     path = tmp_path / "snippet.py"
     path.write_text(textwrap.dedent(source))
     private = tmp_path / "tmp"
@@ -119,7 +121,7 @@ def _check(tmp_path: Path, source: str, *flags: str, timeout: float = 120) -> tu
         text=True,
         timeout=timeout + 60,
         cwd=ROOT,
-        env={**os.environ, "TMPDIR": str(private)},
+        env={**os.environ, **(env or {}), "TMPDIR": str(private)},
     )
     elapsed = time.monotonic() - started
     assert done.stdout.strip(), done.stderr[-3000:]
@@ -222,6 +224,15 @@ def test_a_distributed_snippet_on_one_process_is_told_of_ranks(tmp_path: Path) -
     assert code == 2 and error["kind"] == "snippet" and error["line"] == 14, error  # dist.get_rank() in inputs()
     assert "Default process group has not been initialized" in error["message"]
     assert "--ranks N, or n in the app, runs it on N processes" in error["message"]
+
+
+def test_a_check_under_torchrun_is_told_it_joins_no_outside_group(tmp_path: Path) -> None:
+    launched = {"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
+    code, report, _ = _check(tmp_path, SHAPE, "--ranks", "1", "--no-timing", env=launched)
+    error = report["error"]
+    assert code == 2 and error["kind"] == "snippet" and error["line"] == 14, error
+    assert "WORLD_SIZE=2 is set, as torchrun sets it" in error["message"]
+    assert "joins no outside group" in error["message"]
 
 
 def test_a_snippet_that_makes_the_group_itself_is_told_how_to_guard_it(tmp_path: Path) -> None:

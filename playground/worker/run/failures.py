@@ -68,6 +68,14 @@ _RANKS_HINT = (
 )
 
 
+#: Under torchrun (its WORLD_SIZE in the environment) the hint above would read as if the launch
+#: had been ignored by mistake: it says what the playground does with it.
+_LAUNCHER_HINT = (
+    " (WORLD_SIZE={world} is set, as torchrun sets it, but the playground runs this file as one process"
+    " of its own and joins no outside group: --ranks N, or n in the app, runs it on N processes here)"
+)
+
+
 _TWICE = "trying to initialize the default process group twice"
 _TWICE_HINT = (
     " (across ranks the playground has joined a snippet's default group before the file loads:"
@@ -80,7 +88,9 @@ def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailur
     """`exc` as the run's error of `kind`, its message prefixed with `context`."""
     message = first_line(safe_str(exc)) or type(exc).__name__
     if _NO_GROUP in message:
-        message = message.rstrip(".") + _RANKS_HINT
+        world = os.environ.get("WORLD_SIZE", "")
+        launched = world.isdigit() and int(world) > 1
+        message = message.rstrip(".") + (_LAUNCHER_HINT.format(world=world) if launched else _RANKS_HINT)
     elif _TWICE in message:
         message = message.rstrip("!") + _TWICE_HINT
     try:
