@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from playground.engine.bisecting import BisectFailed, BisectStep
@@ -72,6 +74,23 @@ def workaround_config(result: BisectResult) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((str(k), v) for k, v in config.items()))
 
 
+class StepList(Widget):
+    """The steps, newest last: as many of the newest as its height holds, read at render time,
+    so the last step stays shown once the result below takes its rows."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
+        super().__init__(id=id)
+        self.lines: list[str] = []
+
+    def show(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.refresh()
+
+    def render(self) -> Text:
+        rows = self.size.height or len(self.lines)
+        return Text("\n".join(self.lines[-rows:]) if rows else "")  # plain: no markup read
+
+
 class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
     """Bisects `path` under `config`; dismissed with the workaround's config when `a` applies it."""
 
@@ -110,7 +129,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         name = visible(self.path.name)
         yield Bar(f"bisect {name}: where compiled values start to differ", id="bisect-title")
         yield Bar("starting the bisection (each step a fresh process)…", id="bisect-state")
-        yield Static(id="bisect-steps")
+        yield StepList(id="bisect-steps")
         yield Static(id="bisect-result")
         yield Footer(compact=True)
 
@@ -138,10 +157,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         self._show_steps()
 
     def _show_steps(self) -> None:
-        """The newest steps that fit: once the result takes its rows, the last step stays shown."""
-        widget = self.query_one("#bisect-steps", Static)
-        rows = widget.size.height or 200
-        widget.update("\n".join(s.words() for s in self.steps[-rows:]))
+        self.query_one("#bisect-steps", StepList).show([s.words() for s in self.steps])
 
     def on_bisect_screen_ended(self, message: Ended) -> None:
         self.running = False
@@ -157,7 +173,6 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         if message.result.bisection is not None:
             lines.append(workaround_words(message.result))
         shown.update(visible("\n".join(lines)))
-        self.call_after_refresh(self._show_steps)
 
     def action_apply(self) -> None:
         if self.running or self.result is None:
