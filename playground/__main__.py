@@ -1,5 +1,5 @@
 import sys
 
-from playground.cli.main import main
+from playground.cli.entry import main
 
 sys.exit(main())

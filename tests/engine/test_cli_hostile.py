@@ -443,3 +443,24 @@ def test_a_file_named_like_an_option_is_told_how_to_name_it(tmp_path: Path, comm
     assert done.returncode == 2, done.stderr
     assert "'-x.py' is a file here: name it ./-x.py" in done.stderr
     assert (tmp_path / "-x.py").read_text() == "import torch\n"
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.3, 0.6])
+def test_ctrl_c_while_the_command_is_still_importing_prints_no_traceback(tmp_path: Path, delay: float) -> None:
+    """Ctrl-C in the first tenths of a second lands in the command line's own imports, before
+    main() can catch it: the entry point ends the command as Ctrl-C does later (130), quietly."""
+    snippet = tmp_path / "s.py"
+    snippet.write_text("import torch\n\ndef fn(x):\n    return x + 1\n\ndef inputs():\n    yield torch.ones(2)\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "playground", "check", str(snippet), "--no-timing"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    # Before Python's own handler is in place the signal ends the interpreter itself (-2).
+    assert proc.returncode in (130, -signal.SIGINT), stderr.decode()[-2000:]
+    assert b"Traceback" not in stderr, stderr.decode()[-2000:]
