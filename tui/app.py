@@ -431,7 +431,15 @@ class PlaygroundApp(App[None]):
         if why:
             self.notify(why, timeout=4)
             return
-        screen = BisectScreen(self.snippet, self.settings.config, self.bisector)
+        # The verdict on screen ran under these: the bisection judges under them too.
+        shown = self.settings
+        settings = (
+            ("fullgraph", shown.fullgraph),
+            ("dynamic", shown.dynamic),
+            ("mode", shown.mode),
+            ("target", shown.target),
+        )
+        screen = BisectScreen(self.snippet, shown.config, self.bisector, settings)
         self.push_screen(screen, self._apply_workaround)
 
     def _apply_workaround(self, config: tuple[tuple[str, Any], ...] | None) -> None:

@@ -1,4 +1,5 @@
-"""`compile-playground bisect SNIPPET [--config KEY=VALUE]... [--json]`.
+"""`compile-playground bisect SNIPPET [--fullgraph] [--dynamic D] [--mode M] [--target T]
+[--config KEY=VALUE]... [--json]`.
 
 Torch-free: the bisection runs in its own worker process (`playground.worker.run.bisect`,
 started by module name in a new process group), which streams progress lines and one result.
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import config_arg, seconds_arg
+from playground.cli.flags import Parser, config_arg, dynamic_arg, mode_arg, seconds_arg
 from playground.engine.bisecting import bisect_command, read_line
 from playground.engine.report.bisection import BisectResult
 
@@ -24,8 +25,17 @@ EXIT_ERROR = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="compile-playground bisect")
+    p = Parser(prog="compile-playground bisect")
     p.add_argument("snippet", help="the snippet file")
+    # The settings a step compiles under, over the snippet's SETTINGS (as check's flags are);
+    # each absent unless given. The backend is the bisection's own: inductor, stage by stage.
+    g = p.add_argument_group("settings (override the snippet's SETTINGS; the backend is inductor's stages)")
+    given = {"default": argparse.SUPPRESS}
+    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
+    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
+    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
+    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
+    g.add_argument("--target", choices=("model", "fn"), help="which to compile when the snippet defines both", **given)
     p.add_argument(
         "--config",
         dest="config",
@@ -50,6 +60,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="with --markdown FILE: replace an existing file")
     return p
+
+
+#: What bisect's settings flags may set (the worker's bisect_snippet.SETTING_KEYS).
+SETTING_FLAGS = ("fullgraph", "dynamic", "mode", "target")
+
+
+def setting_flags(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
+    """The settings flags given on the command line, in --setting's order."""
+    return tuple((key, getattr(args, key)) for key in SETTING_FLAGS if hasattr(args, key))
 
 
 def result_markdown(snippet: str, result: BisectResult) -> str:
@@ -131,7 +150,7 @@ def bisect_main(argv: list[str]) -> int:
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         proc = subprocess.Popen(
-            bisect_command(args.snippet, args.config, timeout_s=args.timeout),
+            bisect_command(args.snippet, args.config, timeout_s=args.timeout, settings=setting_flags(args)),
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,

@@ -22,15 +22,22 @@ STOP_GRACE_S = 1.0
 
 
 def bisect_command(
-    path: str, config: Iterable[tuple[str, Any]], python: str = sys.executable, timeout_s: float | None = None
+    path: str,
+    config: Iterable[tuple[str, Any]],
+    python: str = sys.executable,
+    timeout_s: float | None = None,
+    settings: Iterable[tuple[str, Any]] = (),
 ) -> list[str]:
-    """The bisection's process: the snippet, each --config in its JSON syntax, and the most
-    seconds one step may take (the worker's own default when None)."""
+    """The bisection's process: the snippet, each --config in its JSON syntax, the settings that
+    override the snippet's SETTINGS (fullgraph, dynamic, mode, target: what the front end shows),
+    and the most seconds one step may take (the worker's own default when None)."""
     # --parent: the bisection ends itself when this process is gone, even if it went before the
     # bisection could ask the kernel for a parent-death signal.
     command = [python, "-m", "playground.worker.run.bisect", os.path.abspath(path), "--parent", str(os.getpid())]
     for key, value in config:
         command += ["--config", f"{key}={json.dumps(value)}"]
+    for key, value in settings:
+        command += ["--setting", f"{key}={json.dumps(value)}"]
     if timeout_s is not None:
         command += ["--timeout", repr(float(timeout_s))]
     return command
@@ -121,10 +128,11 @@ async def bisect(
     config: Iterable[tuple[str, Any]],
     on_step: Callable[[BisectStep], None],
     python: str = sys.executable,
+    settings: Iterable[tuple[str, Any]] = (),
 ) -> BisectResult:
     """Run the bisection to its result; cancelled, it stops the process group (nothing left)."""
     proc = await asyncio.create_subprocess_exec(
-        *bisect_command(path, config, python),
+        *bisect_command(path, config, python, settings=settings),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

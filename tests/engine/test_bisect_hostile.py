@@ -116,3 +116,41 @@ def test_a_file_named_like_an_option_is_bisected(tmp_path: Path) -> None:
     out = _bisect(path, "--json")
     assert out.returncode == 0, out.stderr[-2000:]
     assert '"bisection": null' in out.stdout
+
+
+#: Agrees as written (fullgraph off: the print is a graph break); under --fullgraph the compile
+#: refuses the break: the settings flags reach the steps.
+BREAKS = """import torch
+
+SETTINGS = {"fullgraph": False}
+
+
+def fn(x):
+    y = torch.sin(x)
+    print("a graph break")
+    return y + 1
+
+
+def inputs():
+    yield (torch.randn(8),)
+"""
+
+
+def test_the_settings_flags_reach_every_step(tmp_path: Path) -> None:
+    path = tmp_path / "breaks.py"
+    path.write_text(BREAKS)
+    plain = _bisect(path, "--json")
+    assert plain.returncode == 0 and '"bisection": null' in plain.stdout, plain.stderr[-2000:]
+    said = _said(_bisect(path, "--fullgraph"))
+    assert said.startswith("compile-playground bisect: compile error: the compiled run raised before any value"), said
+
+
+def test_a_setting_the_bisection_has_not_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    from playground.engine.bisecting import bisect_command
+
+    path = tmp_path / "agree.py"
+    path.write_text((LESSONS / "agree.py").read_text())
+    command = bisect_command(str(path), (), settings=(("backend", "eager"),))
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0 and '"phase": "settings"' in out.stdout, out.stdout
+    assert "no setting 'backend' for a bisection" in out.stdout

@@ -38,10 +38,12 @@ class FakeBisector:
     def __init__(self, *, hold: bool = False) -> None:
         self.hold = hold
         self.calls: list[tuple[str, tuple]] = []
+        self.settings: list[dict] = []
         self.cancelled = False
 
-    async def __call__(self, path, config, on_step):
+    async def __call__(self, path, config, on_step, settings=()):
         self.calls.append((path, config))
+        self.settings.append(dict(settings))
         for n in (1, 2, 3):
             on_step(BisectStep(n, "bisecting", "inductor_fallback_random", 0, 4 - n))
             await asyncio.sleep(0)
@@ -88,6 +90,23 @@ async def test_s_on_a_fail_bisects_live_and_a_applies_the_workaround() -> None:
         assert ("inductor.fallback_random", True) in app.settings.config
         assert len(engine.requests) == before + 1
         assert ("inductor.fallback_random", True) in engine.requests[-1].settings.config
+
+
+async def test_the_bisection_judges_under_the_settings_the_verdict_ran_under() -> None:
+    """What the app was showing (the snippet's SETTINGS and the keys pressed since) reaches the
+    bisection: its steps compile as the failing run did, not as the file alone says."""
+    bisector = FakeBisector()
+    app, engine = _app("equivalence_fail", "bf16_sum.py", bisector)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f", "d")  # fullgraph on; dynamic auto -> true
+        await settle(pilot)
+        await pilot.press("s")
+        await _until(pilot, lambda: isinstance(app.screen, BisectScreen) and not app.screen.running)
+        (settings,) = bisector.settings
+        assert settings["fullgraph"] is True and settings["fullgraph"] == engine.requests[-1].settings.fullgraph
+        assert settings["dynamic"] == engine.requests[-1].settings.dynamic is not None
+        assert set(settings) == {"fullgraph", "dynamic", "mode", "target"}
 
 
 async def test_escape_cancels_a_running_bisection() -> None:

@@ -30,8 +30,9 @@ from playground.engine.report.bisection import BisectResult
 from playground.engine.textsafe import visible
 from tui.widgets.display import Bar
 
-#: What runs a bisection: (snippet, config pairs, on_step) -> its result.
-Bisector = Callable[[str, tuple[tuple[str, Any], ...], Callable[[BisectStep], None]], Awaitable[BisectResult]]
+#: What runs a bisection: (snippet, config pairs, on_step, settings=pairs) -> its result; the
+#: settings (fullgraph, dynamic, mode, target) are the ones the failing verdict ran under.
+Bisector = Callable[..., Awaitable[BisectResult]]
 
 
 def result_words(result: BisectResult) -> list[str]:
@@ -115,10 +116,17 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         result: BisectResult | None
         problem: str = ""
 
-    def __init__(self, path: Path, config: tuple[tuple[str, Any], ...], bisector: Bisector) -> None:
+    def __init__(
+        self,
+        path: Path,
+        config: tuple[tuple[str, Any], ...],
+        bisector: Bisector,
+        settings: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
         super().__init__()
         self.path = path
         self.config = config
+        self.settings = settings
         self.bisector = bisector
         self.steps: list[BisectStep] = []
         self.result: BisectResult | None = None
@@ -140,7 +148,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
     async def run_bisection(self) -> None:
         try:
             result = await self.bisector(
-                str(self.path), self.config, lambda step: self.post_message(self.Stepped(step))
+                str(self.path), self.config, lambda step: self.post_message(self.Stepped(step)), settings=self.settings
             )
         except BisectFailed as exc:
             self.post_message(self.Ended(None, str(exc)))

@@ -29,7 +29,8 @@ import time
 from typing import Any
 
 from playground.engine.bisecting import BisectStep
-from playground.worker.run.bisect_snippet import _leaf_ok, load_snippet, prepared
+from playground.worker.run import bisect_snippet
+from playground.worker.run.bisect_snippet import _leaf_ok, load_snippet, prepared, snippet_settings, target_of
 
 #: Each subsystem whose fix is a config switch, in --config's syntax.
 WORKAROUNDS: dict[str, dict[str, Any]] = {
@@ -217,8 +218,7 @@ def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:
         return gm.forward
 
     module = load_snippet(snippet)
-    settings = dict(module.get("SETTINGS") or {})
-    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    target = target_of(module, snippet_settings(module))
     compiled = torch.compile(target, backend=recorder)
     for args in module["inputs"]():
         compiled(*(args if isinstance(args, tuple) else (args,)))
@@ -388,6 +388,7 @@ def _on_parent_death(sig: int) -> None:
 def main(argv: list[str]) -> int:
     snippet = argv[0]
     config: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
     timeout_s = STEP_TIMEOUT_S
     parent = os.getppid()
     for i, arg in enumerate(argv):
@@ -398,6 +399,9 @@ def main(argv: list[str]) -> int:
             timeout_s = float(argv[i + 1])
         elif arg == "--parent":
             parent = int(argv[i + 1])
+        elif arg == "--setting":
+            key, _, raw = argv[i + 1].partition("=")
+            settings[key] = json.loads(raw)
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     # The bisector prints to stdout (its cleanup too, after the redirect in compat), and so may
     # the snippet: never onto our channel, nor onto the user's terminal.
@@ -438,6 +442,13 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(state, ignore_errors=True)
         send({"event": "error", "phase": "settings", "message": str(exc)})
         return 0
+    unknown = sorted(set(settings) - set(bisect_snippet.SETTING_KEYS))
+    if unknown:
+        shutil.rmtree(state, ignore_errors=True)
+        keys = ", ".join(bisect_snippet.SETTING_KEYS)
+        send({"event": "error", "phase": "settings", "message": f"no setting {unknown[0]!r} for a bisection ({keys})"})
+        return 0
+    bisect_snippet.OVERRIDES.update(settings)
     steps = [0]
     try:
         first = _fresh_verdict(snippet, config, children, timeout_s)

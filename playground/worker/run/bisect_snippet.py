@@ -14,6 +14,23 @@ from typing import Any
 SNIPPET_MODULE = "compile_playground_bisected"
 
 
+#: The settings a bisection judges under that override the snippet's own SETTINGS (those the
+#: front end was showing: the app's toggles, bisect's --fullgraph/--dynamic/--mode/--target), set
+#: once from the bisection process's command line; every step is a fork of that process.
+SETTING_KEYS = ("fullgraph", "dynamic", "mode", "target")
+OVERRIDES: dict[str, Any] = {}
+
+
+def snippet_settings(module: dict[str, Any]) -> dict[str, Any]:
+    """The snippet's SETTINGS with the bisection's overrides on top."""
+    return {**dict(module.get("SETTINGS") or {}), **OVERRIDES}
+
+
+def target_of(module: dict[str, Any], settings: dict[str, Any]) -> Any:
+    """What a run compiles: model, unless SETTINGS say fn (or there is no model); None for neither."""
+    return module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+
+
 def _check_decodes(path: str) -> None:
     """A SyntaxError, as `python SNIPPET` gives, when the file is not text in its encoding
     (compile() lets bad bytes in a comment through, and Dynamo then fails reading the source,
@@ -70,11 +87,11 @@ def prepared(snippet: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict
     from playground.worker.run.tolerances import validate_tolerance
 
     module = load_snippet(snippet)
-    settings = dict(module.get("SETTINGS") or {})
+    settings = snippet_settings(module)
     merged = dict(settings.get("config") or {})
     merged.update(config)
     _apply_config(merged)
-    target = module.get("model") if settings.get("target") != "fn" and "model" in module else module.get("fn")
+    target = target_of(module, settings)
     tolerance, _ = validate_tolerance(module.get("TOLERANCE"))
     return module, settings, target, tolerance
 
