@@ -154,3 +154,33 @@ def test_a_setting_the_bisection_has_not_is_refused_before_anything_runs(tmp_pat
     out = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0 and '"phase": "settings"' in out.stdout, out.stdout
     assert "no setting 'backend' for a bisection" in out.stdout
+
+
+#: inputs() that works once per process: the eager side gets its calls, the compiled side's
+#: inputs() raises (the snippet's failure, not the compile's).
+ONCE = """import torch
+
+MADE = []
+
+
+def fn(x):
+    return torch.sin(x) + 1
+
+
+def inputs():
+    MADE.append(1)
+    if len(MADE) > 1:
+        raise RuntimeError("inputs are gone")
+    yield (torch.randn(8),)
+"""
+
+
+def test_inputs_that_raise_on_the_compiled_side_are_the_snippets_error(tmp_path: Path) -> None:
+    path = tmp_path / "once.py"
+    path.write_text(ONCE)
+    said = _said(_bisect(path))
+    line = next(i for i, row in enumerate(ONCE.splitlines(), 1) if "raise RuntimeError" in row)
+    assert said == (
+        "compile-playground bisect: snippet error: inputs() raised on the compiled run: "
+        f"RuntimeError: inputs are gone (line {line})"
+    ), said

@@ -26,6 +26,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from playground.engine.bisecting import BisectStep
@@ -75,7 +76,7 @@ def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list
     model = module.get("model")
     params = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
     torch.manual_seed(1)
-    for index, args in enumerate(module["inputs"]()):
+    for index, args in enumerate(_calls(module)):
         args = args if isinstance(args, tuple) else (args,)
         args = tuple(
             a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args
@@ -94,6 +95,24 @@ def _side(module: dict[str, Any], target: Any, compiled: Any, seed: int) -> list
             [t.detach().clone() for t in leaves] + [g.detach().clone() if g is not None else None for g in grads]
         )
     return calls
+
+
+class InputsFailed(Exception):
+    """inputs() raised: on the compiled side too it is the snippet's failure, not the compile's."""
+
+
+def _calls(module: dict[str, Any]) -> Iterator[Any]:
+    """inputs()'s calls, what it raises as InputsFailed (the compiled side's exceptions are
+    otherwise the compile's)."""
+    made = module["inputs"]()
+    while True:
+        try:
+            args = next(made)
+        except StopIteration:
+            return
+        except BaseException as exc:  # noqa: BLE001 - the user's own, sys.exit too
+            raise InputsFailed(str(exc)) from exc
+        yield args
 
 
 def _agree(
@@ -174,14 +193,19 @@ def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True, on
     except SnippetFailed:
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's own (sys.exit too), named with its line
-        raise SnippetFailed(_one_line(exc, snippet)) from exc
+        cause = exc.__cause__ if isinstance(exc, InputsFailed) and exc.__cause__ is not None else exc
+        raise SnippetFailed(_one_line(cause, snippet)) from cause
     if on_eager is not None:
         on_eager()
     if not compiled_side:
         return True
     kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
     compiled_fn = torch.compile(target, backend="inductor", **kwargs)
-    compiled = _side(module, target, compiled_fn, 7)
+    try:
+        compiled = _side(module, target, compiled_fn, 7)
+    except InputsFailed as exc:
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        raise SnippetFailed(f"inputs() raised on the compiled run: {_one_line(cause, snippet)}") from cause
     if _agree(eager, compiled, None, tolerance):
         return True
     return _agree(eager, compiled, _fp64_side(module, target), tolerance)
