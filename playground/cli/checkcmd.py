@@ -129,6 +129,8 @@ async def _check_one(
     code = exit_code(report, args)
     if code == EXIT_ERROR and report.error is not None:
         whose = f"{snippet}: " if several else ""
-        print(f"compile-playground: {one_line(whose + report.error.one_line())}", file=sys.stderr)
+        print(
+            f"compile-playground: {one_line(whose + report.error.one_line(report.kind == 'program'))}", file=sys.stderr
+        )
     # A requested export that was not written is an error (2), never a finding (1).
     return code if written else EXIT_ERROR

@@ -61,7 +61,7 @@ def _head_lines(report: Report) -> list[str]:
         lines.append(errors.refusal_words(report, width=errors.FULL_WIDTH))
         lines += _indented(breaks.site_lines(refused)[1:])
     elif report.error is not None:
-        lines.append(f"ERROR {errors.missing_backend(report) or report.error.one_line()}")
+        lines.append(f"ERROR {errors.missing_backend(report) or report.error.one_line(report.kind == 'program')}")
     if report.recompile_limit_hit:
         lines.append(
             "RECOMPILE LIMIT HIT: fell back to eager for " + "; ".join(report.recompile_limit_functions or ("a frame",))

@@ -218,7 +218,7 @@ def _head_markdown(r: Report) -> list[str]:
         # A break fullgraph=True refused is the run's finding: the app's and check's words.
         out += ["## Refused graph break", "", f"`{_cell(refusal)}`", ""]
     elif r.error:
-        out += ["## Error", "", f"`{_cell(errors.missing_backend(r) or r.error.one_line())}`", ""]
+        out += ["## Error", "", f"`{_cell(errors.missing_backend(r) or r.error.one_line(r.kind == 'program'))}`", ""]
     if r.recompile_limit_hit:
         out += ["**Recompile limit hit**: " + "; ".join(r.recompile_limit_functions), ""]
     return out

@@ -94,3 +94,21 @@ def test_a_process_the_program_starts_is_gone_when_the_run_is(tmp_path: Path) ->
     assert "spawned" in report["output"]["text"]
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"left running: {left.stdout}"
+
+
+def test_a_programs_own_exception_is_said_as_the_programs_error(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "raises.py",
+        """
+        import torch
+
+        f = torch.compile(lambda x: x * 2, backend="eager")
+        f(torch.ones(2))
+        raise ValueError("the data is bad")
+        """,
+    )
+    code, report, stderr = _check(path)
+    assert code == 2 and report["kind"] == "program"
+    assert report["error"]["kind"] == "snippet"  # on the wire: the user's code, as the contract says
+    assert stderr.strip().splitlines()[-1].startswith("compile-playground: program error (line 6): ValueError"), stderr

@@ -20,7 +20,7 @@ def render_output(report: Report) -> RenderableType:
     else:
         parts.append(Text("the snippet printed nothing", style=DIM))
     if report.error is not None:
-        parts.append(Text(f"\n{report.error.one_line()}", style=BAD))
+        parts.append(Text(f"\n{report.error.one_line(report.kind == 'program')}", style=BAD))
         if report.error.detail:
             parts.append(Text(report.error.detail.rstrip("\n")))
     for note in report.notes:

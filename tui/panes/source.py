@@ -96,9 +96,9 @@ def first_mark(report: Report | None, error: RunError | None) -> int | None:
     return min(lines) if lines else None
 
 
-def error_headline(error: RunError) -> Text:
+def error_headline(error: RunError, program: bool = False) -> Text:
     where = f" at line {error.line}" if error.line else ""
-    text = Text(f"ERROR ({error.kind} error){where}: ", style=BAD)
+    text = Text(f"ERROR ({error.blamed(program)} error){where}: ", style=BAD)
     text.append(f"{error.type}: {error.message}".strip(": "))
     return text
 
@@ -145,7 +145,7 @@ def render_source(
     if _refused(report, error) is not None:
         parts.append(Text(refusal_words(report, width=FULL_WIDTH), style=BAD))
     elif error is not None:
-        parts.append(error_headline(error))
+        parts.append(error_headline(error, report is not None and report.kind == "program"))
     if stale and marks and report is not None:
         parts.append(Text("marks are from the previous result (STALE)", style=WARN))
     if not parts and report is not None:

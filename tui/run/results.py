@@ -23,7 +23,7 @@ def short_error(report: Report) -> str:
     if missing_backend(report):
         return missing_backend(report)
     where = f" at line {error.line}" if error.line else ""
-    return f"{error.kind} error{where}: {error.type or 'see Output'}"
+    return f"{error.blamed(report.kind == 'program')} error{where}: {error.type or 'see Output'}"
 
 
 class RunResults:

@@ -22,6 +22,11 @@ class RunError(Wire):
     #: to use the tvm backend`), when that is why the backend failed.
     missing_package: str = wire("", omit=absent_if_empty("missing_package"))
 
-    def one_line(self) -> str:
+    def blamed(self, program: bool = False) -> str:
+        """Whose error, in words: a program's own exception is the program's (`kind` stays
+        "snippet" on the wire: the user's code, as the contract names it)."""
+        return "program" if program and self.kind == "snippet" else self.kind
+
+    def one_line(self, program: bool = False) -> str:
         where = f" (line {self.line})" if self.line else ""
-        return f"{self.kind} error{where}: {self.type}: {self.message}".strip()
+        return f"{self.blamed(program)} error{where}: {self.type}: {self.message}".strip()
