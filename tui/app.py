@@ -406,7 +406,8 @@ class PlaygroundApp(App[None]):
         if pane == "dynamo_code" and not self.passes.dynamo_code:
             # The worker decompiles Dynamo's code only when asked: it costs time.
             self.passes = replace(self.passes, dynamo_code=True)
-            self.request_run("dynamo code")
+            if self.settings.ranks == 1:  # a run across ranks has none to show: asked for the next at 1
+                self.request_run("dynamo code")
 
     def action_step_graph(self, step: int) -> None:
         self.main.step_graph(step)

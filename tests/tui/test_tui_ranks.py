@@ -10,8 +10,8 @@ from tui_fakes import FIXTURES, FakeEngine, bar_text, canned, pane_text, settle
 from tui.factory import make_app
 
 
-def _app():
-    engine = FakeEngine(canned("one_rank_recompiles"))
+def _app(engine: FakeEngine | None = None):
+    engine = engine or FakeEngine(canned("one_rank_recompiles"))
     return make_app(FIXTURES / "one_rank_recompiles.py", engine=engine, watch=False, clock=lambda: 0.0)
 
 
@@ -45,3 +45,15 @@ async def test_the_code_pane_says_a_run_across_ranks_has_no_code_to_show() -> No
         await settle(pilot)
         code = pane_text(app, "dynamo_code")
         assert "not shown for a run across ranks" in code and "the next run fills it" not in code
+
+
+async def test_opening_the_code_pane_across_ranks_runs_nothing_again() -> None:
+    engine = FakeEngine(canned("one_rank_recompiles"))
+    app = _app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        before = len(engine.requests)
+        await pilot.press("0")
+        await settle(pilot)
+        assert len(engine.requests) == before  # it would not fill the pane
+        assert app.passes.dynamo_code  # asked for the next run at ranks 1
