@@ -32,6 +32,7 @@ import pstats
 import statistics
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +64,15 @@ def _save(path: str, source: str) -> tuple[float, float]:
     return loaded - started, time.perf_counter() - loaded
 
 
-def _in_fork(path: str, source: str) -> tuple[float, float]:
+def _in_fork(work: Callable[[], Any]) -> Any:
+    """`work()` in a child forked from this process, its JSON answer read back."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
             os.close(read)
-            os.write(write, json.dumps(_save(path, source)).encode())
+            os.write(write, json.dumps(work()).encode())
         except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
             code = 1
         finally:
@@ -83,8 +85,7 @@ def _in_fork(path: str, source: str) -> tuple[float, float]:
     _, status = os.waitpid(pid, 0)
     if status != 0 or not data:
         raise SystemExit("the forked save failed")
-    load, trace = json.loads(data)
-    return load, trace
+    return json.loads(data)
 
 
 def _cached_share(path: str, source: str) -> dict[str, float]:
@@ -118,8 +119,9 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"{Path(path).name}: torch {torch.__version__}, {torch.get_num_threads()} threads, {args.saves} saves each")
     # The forks first: the parent has run no torch op yet, as the template has not.
-    forks = [_in_fork(path, source) for _ in range(args.saves)]
-    shares = _profiled_in_fork(path, source)
+    forks = [_in_fork(lambda: _save(path, source)) for _ in range(args.saves)]
+    # A first and a second save under cProfile, in a fork of the process that never traced.
+    shares = _in_fork(lambda: [_cached_share(path, source), _cached_share(path, source)])
     first = _save(path, source)
     warm = [_save(path, source) for _ in range(args.saves)]
     fork_trace = statistics.median(t for _, t in forks)
@@ -135,31 +137,6 @@ def main(argv: list[str] | None = None) -> None:
             f"under cProfile, the {name} save in a fork: {share['total']:.3f} s, of which Dynamo's funcname"
             f" cache {share['funcname_cache']:.3f} s and imports {share['imports']:.3f} s"
         )
-
-
-def _profiled_in_fork(path: str, source: str) -> tuple[dict[str, float], dict[str, float]]:
-    """A first and a second save under cProfile, in a fork of the process that never traced."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(read)
-            os.write(write, json.dumps([_cached_share(path, source), _cached_share(path, source)]).encode())
-        except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 1 << 16):
-        data += chunk
-    os.close(read)
-    os.waitpid(pid, 0)
-    if not data:
-        raise SystemExit("the profiled save failed")
-    cold, hot = json.loads(data)
-    return cold, hot
 
 
 if __name__ == "__main__":

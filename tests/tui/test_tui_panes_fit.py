@@ -49,7 +49,7 @@ SNIPPETS = {
     "recompile_limit": FIXTURES / "lr_schedule.py",
     "why_recompile_lr": ROOT / "snippets/lr_float_static.py",
     "train_loop_program": FIXTURES / "train_loop.py",
-    "one_rank_recompiles": FIXTURES / "one_rank_recompiles.py",
+    "one_rank_recompiles": ROOT / "snippets/ranks/one_rank_recompiles.py",
 }
 #: The width a pane is drawn at, by terminal columns: the tab deck at 80 and 100 columns, and
 #: at 160 both halves of the wide layout (the side's Source and Breaks, and the tabs), as

@@ -5,14 +5,18 @@ pane, the Logs and Output panes (built from the run's latest attempt) as well as
 
 from __future__ import annotations
 
-from tui_fakes import FIXTURES, FakeEngine, bar_text, canned, pane_text, settle
+from pathlib import Path
+
+from tui_fakes import FakeEngine, bar_text, canned, pane_text, settle
 
 from tui.factory import make_app
+
+LESSON = Path(__file__).resolve().parents[2] / "snippets" / "ranks" / "one_rank_recompiles.py"
 
 
 def _app(engine: FakeEngine | None = None):
     engine = engine or FakeEngine(canned("one_rank_recompiles"))
-    return make_app(FIXTURES / "one_rank_recompiles.py", engine=engine, watch=False, clock=lambda: 0.0)
+    return make_app(LESSON, engine=engine, watch=False, clock=lambda: 0.0)
 
 
 async def test_the_breaks_pane_says_which_rank_differs() -> None:
