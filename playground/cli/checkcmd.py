@@ -15,7 +15,8 @@ from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
 from playground.engine.report import Report
 from playground.engine.run_request import RunRequest
-from playground.engine.snippet import prepare_run
+from playground.engine.session import SessionWriter, presenting_folder, source_that_ran
+from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.textsafe import one_line
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
@@ -85,21 +86,56 @@ async def check(args: argparse.Namespace, client: WorkerClient) -> int:
     if refused is not None:
         print(f"compile-playground check: {refused}", file=sys.stderr)
         return EXIT_ERROR
+    present = None
+    if getattr(args, "present", None):
+        try:
+            # Under torchrun, each rank presents to a folder of its own in it (rank_folders.py).
+            present = SessionWriter(presenting_folder(args.present), snippet_name=Path(args.snippet[0]).name)
+        except OSError as exc:
+            print(f"compile-playground: --present: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     worst = EXIT_OK
-    for index, snippet in enumerate(args.snippet):
-        place = {"several": len(args.snippet) > 1, "first": index == 0, "last": index == len(args.snippet) - 1}
-        code = await _check_one(snippet, args, client, **place)
-        if code is None:
-            return EXIT_ERROR  # the worker could not be started: said on stderr, nothing to run on
-        worst = max(worst, code)
+    try:
+        for index, snippet in enumerate(args.snippet):
+            place = {"several": len(args.snippet) > 1, "first": index == 0, "last": index == len(args.snippet) - 1}
+            code = await _check_one(snippet, args, client, present, **place)
+            if code is None:
+                return EXIT_ERROR  # the worker could not be started: said on stderr, nothing to run on
+            worst = max(worst, code)
+    finally:
+        if present is not None:
+            present.close()
     await client.close()
     return worst
 
 
+def _publish(present: SessionWriter, snippet: str, report: Report) -> bool:
+    """One check's report handed to followers; False (said on stderr) when it cannot be."""
+    path = Path(snippet)
+    try:
+        try:
+            fallback = read_regular_bytes(path).decode("utf-8-sig", errors="replace")
+        except OSError:
+            fallback = ""
+        present.publish(report, source_that_ran(path, report.content_sha256, fallback), report.settings, path.name)
+    except OSError as exc:
+        print(f"compile-playground: stopped presenting: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 async def _check_one(
-    snippet: str, args: argparse.Namespace, client: WorkerClient, *, several: bool, first: bool, last: bool
+    snippet: str,
+    args: argparse.Namespace,
+    client: WorkerClient,
+    present: SessionWriter | None,
+    *,
+    several: bool,
+    first: bool,
+    last: bool,
 ) -> int | None:
-    """One snippet's run, report and exports; its exit code (None: no worker)."""
+    """One snippet's run, report, exports and publication (--present); its exit code (None: no
+    worker)."""
     prepared = prepare_run(snippet, overrides_of(args))
     if prepared.error is not None:
         result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
@@ -115,6 +151,8 @@ async def _check_one(
             return None
     report = result.report
     written = _write_exports(snippet, result, args)
+    if present is not None:
+        written = _publish(present, snippet, report) and written
     if args.markdown == "-":
         from playground.engine.exports import markdown_report
 

@@ -54,6 +54,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument(
             "--force", action="store_true", help="let --markdown replace an existing file that is not our report"
         )
+        add_present_flag(p)
     if command == "watch":
         p.add_argument("--json-lines", action="store_true", help="one JSON object per line")
         p.add_argument("--poll", action="store_true", help="poll the file instead of inotify")
@@ -138,8 +139,29 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FINDING
 
 
+def _end_with_launcher() -> None:
+    """Under torchrun: this process ends (SIGTERM, closing its worker as a stop does) when
+    torchrun's agent dies, even of SIGKILL. torchrun starts each of its processes in a session of
+    its own and never kills them when it is killed itself: the node's rank would otherwise go on
+    alone. Linux only (prctl); elsewhere, nothing."""
+    from playground.engine.ranks import launch_of
+
+    if launch_of(os.environ) is None:
+        return
+    import ctypes
+    import ctypes.util
+
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the agent died before the prctl: no signal will come
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _end_with_launcher()
     if argv and argv[0] in ("-h", "--help"):
         print(
             "usage: compile-playground [SNIPPET] [settings]        open the app (default: a copy of the bundled snippet)\n"

@@ -24,7 +24,7 @@ from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
 from playground.engine.live import LiveRuns
 from playground.engine.report import Report
 from playground.engine.run_request import RunRequest
-from playground.engine.session import SessionWriter, source_that_ran
+from playground.engine.session import SessionWriter, presenting_folder, source_that_ran
 from playground.engine.snippet import prepare_run, read_regular_bytes
 from playground.engine.watch import SnippetWatcher
 
@@ -135,7 +135,8 @@ async def watch(args: argparse.Namespace, client: WorkerClient) -> int:
     session = _Watch(args, client)
     if args.present:
         try:
-            session.present = SessionWriter(args.present, snippet_name=Path(args.snippet).name)
+            # Under torchrun, each rank presents to a folder of its own in it (rank_folders.py).
+            session.present = SessionWriter(presenting_folder(args.present), snippet_name=Path(args.snippet).name)
         except OSError as exc:
             print(f"compile-playground: --present: {exc}", file=sys.stderr)
             return 2

@@ -10,8 +10,8 @@ is read from torch's text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from playground.engine.report import Divergence, Report
@@ -20,6 +20,66 @@ from playground.engine.report.explanation import GuardDetail
 #: A rank's timing differs from another's when one's compiled/eager ratio is this many times the
 #: other's: both run on the same cores at once, so smaller differences are the machine's noise.
 TIMING_FACTOR = 1.5
+
+
+@dataclass(frozen=True)
+class Launch:
+    """This process's place in a job torchrun launched (its environment, read once): the
+    playground then runs as that one rank of the job, its run joining the job's other ranks
+    through torchrun's own store (on this machine or another), instead of forking its ranks."""
+
+    rank: int
+    world_size: int
+    local_rank: int
+    #: torchrun's store (the rendezvous's, shared by the agents: TORCHELASTIC_USE_AGENT_STORE).
+    master_addr: str
+    master_port: int
+    #: torchrun's --rdzv-id (or its default), and how many times the job has restarted: our keys
+    #: in the store live under both, so no restart reads an earlier one's.
+    run_id: str
+    restart: int = 0
+    agent_store: bool = True
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Launch:
+        return cls(
+            rank=int(data["rank"]),
+            world_size=int(data["world_size"]),
+            local_rank=int(data["local_rank"]),
+            master_addr=str(data["master_addr"]),
+            master_port=int(data["master_port"]),
+            run_id=str(data["run_id"]),
+            restart=int(data.get("restart", 0)),
+            agent_store=bool(data.get("agent_store", True)),
+        )
+
+
+def launch_of(environ: Mapping[str, str]) -> Launch | None:
+    """The job torchrun launched this process in, from its environment; None when it was not
+    (no TORCHELASTIC_RUN_ID, which torchrun always sets), or when the job is one process. An
+    environment with only some of torchrun's variables is not a launch: the playground then
+    runs on its own (and a snippet that asks for the default group is told so)."""
+
+    def number(key: str) -> int | None:
+        value = environ.get(key, "")
+        return int(value) if value.isdigit() else None
+
+    world, rank, port = number("WORLD_SIZE"), number("RANK"), number("MASTER_PORT")
+    addr, run_id = environ.get("MASTER_ADDR", ""), environ.get("TORCHELASTIC_RUN_ID", "")
+    if not run_id or not addr or world is None or rank is None or port is None:
+        return None
+    if world < 2 or rank >= world or not 0 < port < 65536:
+        return None
+    return Launch(
+        rank=rank,
+        world_size=world,
+        local_rank=number("LOCAL_RANK") or 0,
+        master_addr=addr,
+        master_port=port,
+        run_id=run_id,
+        restart=number("TORCHELASTIC_RESTART_COUNT") or 0,
+        agent_store=environ.get("TORCHELASTIC_USE_AGENT_STORE", "True") == "True",
+    )
 
 
 def merged(reports: Sequence[Report]) -> Report:
@@ -128,7 +188,9 @@ def _guards(reports: Sequence[Report]) -> Divergence | None:
 
 #: Guard kinds whose check holds an object's id or a dict's version: each process has its own,
 #: so ranks compare such a guard by what it is about, not by its number.
-_ID_KINDS = frozenset({"ID_MATCH", "TYPE_MATCH", "CLOSURE_MATCH", "FUNCTION_MATCH", "NN_MODULE", "DICT_VERSION"})
+_ID_KINDS = frozenset(
+    {"ID_MATCH", "TYPE_MATCH", "CLOSURE_MATCH", "FUNCTION_MATCH", "NN_MODULE", "DICT_VERSION", "FAKE_SCRIPT_TYPE_MATCH"}
+)
 
 
 def _compared(guard: GuardDetail) -> tuple[str, str, str]:

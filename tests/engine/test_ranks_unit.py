@@ -4,6 +4,8 @@ between ranks and its words, and one rank as the app's panes show it."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +160,79 @@ def test_ddps_cuts_are_said_as_graphs_not_breaks_and_survive_the_wire() -> None:
     none = rank_words.bucket_line(_rank(10, ddp_buckets=DdpBuckets(bucket_mb=25.0)))
     assert none is not None and none.text.startswith("DDP buckets of 25 MiB: one graph per compiled frame")
     assert rank_words.bucket_line(_rank(10)) is None and "ddp_buckets" not in _rank(10).to_dict()
+
+
+#: What torchrun 2.13 gives the one process of node 1 in a two-node job (c10d rendezvous).
+TORCHRUN = {
+    "RANK": "1",
+    "LOCAL_RANK": "0",
+    "GROUP_RANK": "1",
+    "WORLD_SIZE": "2",
+    "LOCAL_WORLD_SIZE": "1",
+    "MASTER_ADDR": "localhost",
+    "MASTER_PORT": "39883",
+    "TORCHELASTIC_RUN_ID": "job7",
+    "TORCHELASTIC_RESTART_COUNT": "0",
+    "TORCHELASTIC_USE_AGENT_STORE": "True",
+}
+
+
+def test_torchruns_environment_is_a_launch_and_a_partial_one_is_not() -> None:
+    launch = ranks.launch_of(TORCHRUN)
+    assert launch == ranks.Launch(
+        rank=1, world_size=2, local_rank=0, master_addr="localhost", master_port=39883, run_id="job7"
+    )
+    assert ranks.Launch.from_dict(dataclasses.asdict(launch)) == launch
+    # Only some of torchrun's variables (no TORCHELASTIC_RUN_ID): the playground runs on its own.
+    assert ranks.launch_of({k: v for k, v in TORCHRUN.items() if k != "TORCHELASTIC_RUN_ID"}) is None
+    assert ranks.launch_of({**TORCHRUN, "WORLD_SIZE": "1", "RANK": "0"}) is None  # a job of one process
+    assert ranks.launch_of({**TORCHRUN, "RANK": "2"}) is None
+    assert ranks.launch_of({**TORCHRUN, "MASTER_PORT": "0"}) is None
+    assert ranks.launch_of({**TORCHRUN, "MASTER_PORT": "x"}) is None
+    unshared = ranks.launch_of({**TORCHRUN, "TORCHELASTIC_USE_AGENT_STORE": "False"})
+    assert unshared is not None and not unshared.agent_store
+
+
+def test_a_ranks_place_under_torchrun_crosses_the_pipe_whole() -> None:
+    from playground.worker.run.request import RankPlace, WorkerRequest
+
+    launch = ranks.launch_of(TORCHRUN)
+    place = RankPlace(1, 2, 0, 0, "/tmp/x", 10.0, launch)
+    request = WorkerRequest.from_message({"op": "run", "path": "/a.py", "text": "", "rank": dataclasses.asdict(place)})
+    assert request.rank == place
+    assert WorkerRequest.from_message(request.to_message()).rank == place
+
+
+def test_each_rank_of_a_job_presents_to_a_folder_of_its_own(tmp_path: Path) -> None:
+    from playground.engine.session import followed_folder, presenting_folder, rank_folders
+
+    assert presenting_folder(tmp_path, TORCHRUN) == tmp_path / "rank1"
+    assert presenting_folder(tmp_path, {}) == tmp_path
+    assert followed_folder(tmp_path) == tmp_path  # nobody yet: the folder itself, waited on
+    for name in ("rank10", "rank2", "rankx", "rank3"):
+        (tmp_path / name / "runs").mkdir(parents=True)
+    (tmp_path / "rank1").mkdir()  # made, never written: not a session
+    (tmp_path / "rank0").symlink_to(tmp_path / "rank3")  # a link: never read through
+    assert rank_folders(tmp_path) == [tmp_path / "rank2", tmp_path / "rank3", tmp_path / "rank10"]
+    assert followed_folder(tmp_path) == tmp_path / "rank2"
+    (tmp_path / "runs").mkdir()  # a presenter's own folder is followed as it is
+    assert followed_folder(tmp_path) == tmp_path
+
+
+def test_a_follower_of_a_jobs_session_reads_the_lowest_ranks_folder_once_it_has_runs(tmp_path: Path) -> None:
+    from playground.engine.session import SessionReader, SessionWriter
+
+    follower = SessionReader(tmp_path / "job")  # before the job: no folder at all
+    first = follower.poll()
+    assert first is not None and first.presenter is None and not first.runs
+    writers = [SessionWriter(tmp_path / "job" / f"rank{r}", snippet_name="s.py") for r in (1, 0)]
+    for rank, writer in zip((1, 0), writers):
+        writer.publish(Report(graph_count=rank + 1), "x = 1\n", Settings(), "s.py")
+    news = follower.poll()
+    assert news is not None and follower.source == tmp_path / "job" / "rank0"
+    assert [run.report.graph_count for run in news.runs] == [1]
+    for writer in writers:
+        writer.close()
+    # Kept once a run was read from it: the run numbers are that folder's.
+    follower.poll()
+    assert follower.source == tmp_path / "job" / "rank0"

@@ -35,6 +35,7 @@ from playground.engine.session.folder_files import (
     read_bounded,
 )
 from playground.engine.session.forks import fork_path, setting_flags, write_new_file
+from playground.engine.session.rank_folders import followed_folder, presenting_folder, rank_folders
 from playground.engine.session.reader import SessionNews, SessionReader, run_numbers, source_that_ran
 from playground.engine.session.records import PresenterState, PublishedRun
 from playground.engine.session.writer import SessionError, SessionWriter
@@ -55,9 +56,12 @@ __all__ = [
     "SessionNews",
     "SessionReader",
     "SessionWriter",
+    "followed_folder",
     "fork_path",
     "load_json",
+    "presenting_folder",
     "process_alive",
+    "rank_folders",
     "read_bounded",
     "run_numbers",
     "setting_flags",

@@ -19,6 +19,7 @@ from playground.engine.session.folder_files import (
     load_json,
     read_bounded,
 )
+from playground.engine.session.rank_folders import followed_folder
 from playground.engine.session.records import PresenterState, PublishedRun
 from playground.engine.snippet import read_regular_bytes
 from playground.engine.textsafe import one_line
@@ -53,10 +54,15 @@ class SessionReader:
     first; the first poll returns every run so far (a follower who joins late catches up).
     Cheap when nothing changed: one read of presenter.json, which names the newest run (the
     writer writes the run first, then presenter.json), and no listing of the runs. A file that
-    is not what a writer writes is skipped, with one line in `problems` saying why."""
+    is not what a writer writes is skipped, with one line in `problems` saying why.
+
+    A job's session (a folder of rank folders, rank_folders.py) is read from its lowest rank's
+    folder: `source`, looked for again at each poll until a run has been read from it."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder).absolute()
+        #: The folder read: `folder`, or the rank folder of a job's session in it.
+        self.source = self.folder
         self.seen = 0
         self.presenter: PresenterState | None = None
         self._polled = False
@@ -65,7 +71,7 @@ class SessionReader:
     def _read_presenter(self) -> tuple[PresenterState | None, str]:
         """presenter.json's state, or None and why not ("" when there is no such file)."""
         try:
-            data = read_bounded(self.folder / PRESENTER, MAX_PRESENTER_BYTES)
+            data = read_bounded(self.source / PRESENTER, MAX_PRESENTER_BYTES)
         except FileNotFoundError:
             return None, ""
         except OSError as exc:
@@ -76,7 +82,7 @@ class SessionReader:
             return None, f"presenter.json ignored: {exc}"
 
     def _read_run(self, number: int) -> PublishedRun:
-        run = PublishedRun.from_dict(load_json(read_bounded(self.folder / RUNS / f"{number:06d}.json", MAX_RUN_BYTES)))
+        run = PublishedRun.from_dict(load_json(read_bounded(self.source / RUNS / f"{number:06d}.json", MAX_RUN_BYTES)))
         if run.number != number:
             raise SessionFileError(f"it says it is run {run.number}")
         if run.report.content_sha256 != hashlib.sha256(_text_bytes(run.source)).hexdigest():
@@ -87,6 +93,8 @@ class SessionReader:
 
     def poll(self) -> SessionNews | None:
         """The news since the last call, or None when nothing changed."""
+        if not self.seen:
+            self.source = followed_folder(self.folder)
         presenter, trouble = self._read_presenter()
         quiet = presenter is not None and presenter == self.presenter and presenter.run <= self.seen
         if self._polled and quiet:
@@ -94,7 +102,7 @@ class SessionReader:
         runs: list[PublishedRun] = []
         problems: list[str] = [trouble] if trouble else []
         # A set: 000001.json and 0000001.json are one number, read once.
-        numbers = sorted({n for n in run_numbers(self.folder) if n > self.seen})
+        numbers = sorted({n for n in run_numbers(self.source) if n > self.seen})
         for number in numbers:
             try:
                 runs.append(self._read_run(number))

@@ -10,13 +10,14 @@ import json
 import os
 import signal
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from playground.engine.report import Report, RunError, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
-from playground.worker.process.channel import Channel, ChannelLost, sanitize
+from playground.worker.process.channel import Channel, ChannelLost, encode, sanitize
 from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
@@ -167,6 +168,7 @@ def run_here(
     when the run used Inductor (the template without isolation then has it started)."""
     from playground.worker.run.experiment import run_experiment
 
+    started = time.monotonic()
     channel = inherited.channel
     if request.rank is not None:
         _as_rank(channel, request.rank)
@@ -229,10 +231,24 @@ def run_here(
         message["trace"] = trace or {"lines": [], "strings": []}
     if request.report_to:
         # The template sends it once the code child has added Dynamo's code.
-        write_json(request.report_to, sanitize({"event": "report", "id": run_id, **message}))
+        written = sanitize({"event": "report", "id": run_id, **message})
+        write_json(request.report_to, written)
+        if request.rank is not None and request.rank.launch is not None:
+            ranks.share_report(encode(written), request.rank.folder, _share_deadline(request, started))
     else:
         emit(message)
     return used_inductor
+
+
+def _share_deadline(request: WorkerRequest, started: float) -> float:
+    """How long a rank of torchrun's job waits for the other ranks' reports once its own is
+    done: a collective's timeout (the ranks ran in step until their last collective), and
+    never past the run's own timeout, at which the template kills it."""
+    place = request.rank
+    assert place is not None
+    deadline = time.monotonic() + place.collective_timeout_s
+    timeout = request.run.flags.timeout_s
+    return deadline if timeout is None else min(deadline, started + timeout - 1.0)
 
 
 def _as_rank(channel: Channel, place: RankPlace) -> None:
@@ -252,7 +268,18 @@ def _join(request: WorkerRequest) -> Report | None:
     if place is None:
         return None
     try:
-        ranks.join(place, port=place.port, device=request.run.settings.device, make_group=request.run.program is None)
+        if place.launch is not None and request.run.program is not None:
+            raise ranks.LaunchError(
+                "a program is not run under torchrun yet (it makes its own group, which the next save's run "
+                "would meet in torchrun's store): run it with torchrun itself, or with --ranks N on one machine"
+            )
+        ranks.join(
+            place,
+            port=place.port,
+            device=request.run.settings.device,
+            make_group=request.run.program is None,
+            content=request.run.text,
+        )
     except Exception as exc:  # noqa: BLE001 - torch.distributed's failure is this rank's report
         import torch
 

@@ -7,6 +7,12 @@ Rank 0 speaks its progress and early diagnostics on the channel as a one-process
 every rank writes its final report to a file in the group's folder, which the template reads
 once all have ended. A rank still alive at the timeout is asked for its stack (SIGUSR2, which
 faulthandler answers even inside a C++ wait), then every process of the group is killed.
+
+Under torchrun (engine.ranks.Launch: this playground is one process of torchrun's job) the group
+here is the one rank torchrun gave this process, and its reference: the other ranks are the
+job's other processes, on this machine or another, met in torchrun's store. Each rank's report
+arrives through that store (run/ranks.share_report) into the same folder, and is merged here
+as a forked rank's is.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from playground.engine import ranks as rank_reports
+from playground.engine.ranks import Launch
 from playground.engine.report import Report, RunError
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
@@ -78,10 +85,16 @@ def free_ports(count: int) -> list[int]:
 class RankGroup:
     """The processes of one run across ranks, while it runs."""
 
-    def __init__(self, template: Host, request: WorkerRequest) -> None:
+    def __init__(self, template: Host, request: WorkerRequest, launch: Launch | None = None) -> None:
         self.template = template
+        self.launch = launch
+        if launch is not None and launch.world_size != request.run.settings.ranks:
+            # torchrun's job is the run's ranks, whatever the snippet's SETTINGS say.
+            request = request.with_run(prepared=replace(request.run.prepared, settings=_ranks_of(request, launch)))
         self.request = request
-        self.world_size = request.run.settings.ranks
+        self.world_size = launch.world_size if launch is not None else request.run.settings.ranks
+        #: The ranks whose processes are ours: every rank, or torchrun's one for this process.
+        self.local_ranks = [launch.rank] if launch is not None else list(range(self.world_size))
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ranks-")
         self.children: list[int] = []
         self.references: list[Forked] = []
@@ -97,16 +110,18 @@ class RankGroup:
         timeout = request.run.flags.timeout_s
         parent = os.getpid()
         requests = []
-        for rank in range(self.world_size):
-            place = RankPlace(rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout))
+        for rank in self.local_ranks:
+            place = RankPlace(
+                rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout), self.launch
+            )
             mine = replace(request, rank=place, report_to=self._path(rank, "json"))
             forked = Forked(self.template.inherited(), mine)
             self.references.append(forked)
             requests.append(forked.request(mine))
         # The ranks forked last and together: they meet in the process group at once.
-        for rank, mine in enumerate(requests):
-            # Rank 0 in the spare when one is warm (a one-process run would have had it).
-            pid = self.template.spare.hand(mine) if rank == 0 else None
+        for index, mine in enumerate(requests):
+            # The first in the spare when one is warm (a one-process run would have had it).
+            pid = self.template.spare.hand(mine) if index == 0 else None
             if pid is None:
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the rank's process
@@ -119,16 +134,17 @@ class RankGroup:
             report = self._merged(ended, killed_for)
             self.template.channel.send({"event": "report", "id": request.id, "report": report.to_dict()})
         outcome = killed_for or "ok"
-        return outcome, {"pid": self.children[0], "ranks": ended}
+        return outcome, {"pid": self.children[0], "ranks": [ended[rank] for rank in self.local_ranks]}
 
     def _path(self, rank: int, ext: str) -> str:
         return os.path.join(self.folder, f"rank{rank}.{ext}")
 
-    def _wait(self, timeout: float | None) -> tuple[str, list[dict[str, Any]]]:
-        """Every rank's end, its status by rank; why they were killed ("" when they ended)."""
+    def _wait(self, timeout: float | None) -> tuple[str, dict[int, dict[str, Any]]]:
+        """Every local rank's end, its status by rank; why they were killed ("" when they ended)."""
         template = self.template
         deadline = None if timeout is None else time.monotonic() + timeout
-        fds = {os.pidfd_open(pid): rank for rank, pid in enumerate(self.children)}
+        by_rank = dict(zip(self.local_ranks, self.children, strict=True))
+        fds = {os.pidfd_open(pid): rank for rank, pid in by_rank.items()}
         ended: dict[int, dict[str, Any]] = {}
         killed_for = ""
         try:
@@ -137,7 +153,7 @@ class RankGroup:
                 readable = template.stragglers.select([template.channel.in_fd, *open_fds], deadline)
                 for fd in readable:
                     if fd in fds:
-                        ended[fds[fd]] = _reap(self.children[fds[fd]])
+                        ended[fds[fd]] = _reap(by_rank[fds[fd]])
                 if template.channel.in_fd in readable:
                     stop = False
                     for message in template.channel.read_available():
@@ -147,7 +163,7 @@ class RankGroup:
                         procs.kill_all(self.children)
                 if deadline is not None and time.monotonic() >= deadline and not killed_for:
                     killed_for = "timeout"
-                    alive = [pid for rank, pid in enumerate(self.children) if rank not in ended]
+                    alive = [pid for rank, pid in by_rank.items() if rank not in ended]
                     procs.kill_all(alive, signal.SIGUSR2)  # each writes its stack (rank_child)
                     time.sleep(STACK_GRACE_S)
                     procs.kill_all(alive)
@@ -155,12 +171,12 @@ class RankGroup:
         finally:
             for fd in fds:
                 os.close(fd)
-        return killed_for, [ended.get(rank, {}) for rank in range(len(self.children))]
+        return killed_for, ended
 
-    def _merged(self, ended: list[dict[str, Any]], killed_for: str) -> Report:
+    def _merged(self, ended: dict[int, dict[str, Any]], killed_for: str) -> Report:
         """The run's report: each rank's own (or what its end says), merged, the collective
         trouble named at the top."""
-        reports = [_plain(self._rank_report(rank, status, killed_for)) for rank, status in enumerate(ended)]
+        reports = [_plain(self._rank_report(rank, ended.get(rank, {}), killed_for)) for rank in range(self.world_size)]
         # A rank that died before its report still ran the torch every other rank ran.
         version = next((r.torch_version for r in reports if r.torch_version), "")
         reports = [r if r.torch_version else replace(r, torch_version=version) for r in reports]
@@ -168,7 +184,13 @@ class RankGroup:
         merged = rank_reports.merged(reports)
         if trouble is not None:
             merged = replace(merged, error=trouble)
-        notes = [f"ran in {self.world_size} processes joined by torch.distributed ({_backend(self.request)})"]
+        if self.launch is None:
+            notes = [f"ran in {self.world_size} processes joined by torch.distributed ({_backend(self.request)})"]
+        else:
+            notes = [
+                f"ran as rank {self.launch.rank} of {self.world_size} in torchrun's job {self.launch.run_id!r} "
+                f"({_backend(self.request)}); every rank's report came through torchrun's store"
+            ]
         if self.request.run.passes.dynamo_code:
             notes.append("Dynamo's code is not shown for a run across ranks")
         return replace(merged, notes=(*notes, *merged.notes))
@@ -181,6 +203,16 @@ class RankGroup:
         except (OSError, ValueError, AttributeError):
             pass
         settings, path = self.request.run.settings, self.request.run.path
+        if rank not in self.local_ranks:
+            error = RunError(
+                kind="worker",
+                type="RankMissing",
+                message=(
+                    f"rank {rank} sent no report through torchrun's store: its process (on another node, or "
+                    "another of torchrun's processes here) ended, or was not done a collective timeout after this one"
+                ),
+            )
+            return Report(settings=settings, snippet=path, error=error)
         line = self._stack_line(rank)
         where = f" at line {line}" if line else ""
         if killed_for == "timeout":
@@ -213,6 +245,13 @@ class RankGroup:
             forked.close()
         self.children, self.references = [], []
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _ranks_of(request: WorkerRequest, launch: Launch) -> Any:
+    """The request's settings with torchrun's world size as its ranks (within Settings' bound)."""
+    from playground.engine.settings import MAX_RANKS
+
+    return replace(request.run.settings, ranks=min(launch.world_size, MAX_RANKS))
 
 
 def _plain(report: Report) -> Report:
@@ -258,8 +297,11 @@ def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError 
     if rank == 0 and not waiting:
         return None
     lines = [e.line or stack_lines[r] for r, e in waiting]
-    # The failing rank's own line; where the others waited is said in words.
+    # The failing rank's own line; where the others waited is said in words. A rank of torchrun's
+    # job whose report never came has no line of its own: where the others waited for it is the one.
     line = error.line or stack_lines[rank]
+    if line is None and error.type == "RankMissing":
+        line = next((x for x in lines if x), None)
     said = error.message if error.message.startswith(f"rank {rank} ") else f"rank {rank}: {error.message}"
     if len(causes) > 1:
         said += f"; {_ranks(causes[1:])} failed too"

@@ -134,6 +134,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
                     port=place.reference_port,
                     device=request.run.settings.device,
                     make_group=request.run.program is None,
+                    side="reference",
                 )
             if request.run.program is None:
                 run_side(request, side, sink, emit=witness.sent)

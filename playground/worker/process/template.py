@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, TextIO
 
 from playground.engine.hello import WorkerHello
+from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process import preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
@@ -73,6 +74,8 @@ class Template:
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
         #: did: for measuring what isolation costs, never for use (runs leak into each other).
         self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
+        #: The job torchrun launched us in (None: none): every run is then this process's rank of it.
+        self.launch = launch_of(os.environ)
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -176,7 +179,7 @@ class Template:
         run_id = request.id
         if not self.inductor_warm and _will_compile_with_inductor(request):
             self._warm_inductor(request)
-        if self.isolated and request.run.settings.ranks > 1:
+        if self.isolated and (request.run.settings.ranks > 1 or self.launch is not None):
             outcome, status = self._ranks(unsigned)
             self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
             self.stragglers.sweep(grace=outcome != "ok")
@@ -218,7 +221,7 @@ class Template:
     def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """A run across ranks (rank_group.py): every rank forked from here, rank 0 in the spare
         when one is warm."""
-        self.group = RankGroup(self, request)
+        self.group = RankGroup(self, request, self.launch)
         try:
             return self.group.run()
         finally:

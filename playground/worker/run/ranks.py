@@ -11,14 +11,23 @@ Our own agreements (how many calls a timing block makes, when the timing loop en
 through a group of their own, apart from the snippet's collectives: the loop is measured by
 each rank's clock, and a rank that stopped a block sooner than another would otherwise leave
 the other waiting in the snippet's next all_reduce.
+
+Under torchrun (`RankPlace.launch`) this process is one rank of the job and the others are
+the job's, on this machine or another: the groups meet in torchrun's own store (the agents'),
+each run under a generation of its own (`_agree`), so that the keys of one save's groups are
+never read by the next one's; and each rank's report goes through the store to every other
+rank (`share_report`), so that each node's report is the whole run's, merged as a run of
+forked ranks is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -30,6 +39,17 @@ from playground.worker.run.request import RankPlace
 
 #: Our own group, while this process is a rank of a run (None otherwise).
 _agreements: Any = None
+#: Under torchrun: this run's keys in torchrun's store, and this rank's place (None otherwise).
+_shared: tuple[Any, RankPlace] | None = None
+
+#: Our keys in torchrun's store live under this prefix (then the job's run id and restart).
+STORE_PREFIX = "compile-playground"
+#: How often a rank looks in the store for what another rank has put there.
+POLL_S = 0.05
+
+
+class LaunchError(RuntimeError):
+    """This rank cannot take part in torchrun's job's run (said in words for its report)."""
 
 
 def environment(place: RankPlace, port: int) -> dict[str, str]:
@@ -48,12 +68,19 @@ def environment(place: RankPlace, port: int) -> dict[str, str]:
     }
 
 
-def join(place: RankPlace, *, port: int, device: str, make_group: bool) -> None:
+def join(
+    place: RankPlace, *, port: int, device: str, make_group: bool, side: str = "compiled", content: str = ""
+) -> None:
     """Become rank `place.rank`: torchrun's environment, and (unless the code makes its own,
-    `make_group` False) the process group over the loopback `port`: gloo on CPU, nccl on CUDA."""
+    `make_group` False) the process group over the loopback `port`: gloo on CPU, nccl on CUDA.
+    Under torchrun, the group of `side` ("compiled" or "reference") in torchrun's store, for the
+    run of the snippet's text `content` (the compiled side agrees on it with the other ranks)."""
     global _agreements
     import torch
 
+    if place.launch is not None:
+        _join_launched(place, device, side, content)
+        return
     os.environ.update(environment(place, port))
     if "OMP_NUM_THREADS" not in os.environ:
         # torchrun's own default with more than one process per node: one thread each.
@@ -64,12 +91,116 @@ def join(place: RankPlace, *, port: int, device: str, make_group: bool) -> None:
     import torch.distributed as dist
 
     timeout = datetime.timedelta(seconds=place.collective_timeout_s)
-    backend = "gloo"
-    if device.startswith("cuda") and torch.cuda.is_available():
-        backend = "nccl"
-        torch.cuda.set_device(place.rank % torch.cuda.device_count())
-    dist.init_process_group(backend, rank=place.rank, world_size=place.world_size, timeout=timeout)
+    dist.init_process_group(_backend(place, device), rank=place.rank, world_size=place.world_size, timeout=timeout)
     _agreements = _Later(timeout)
+
+
+def _backend(place: RankPlace, device: str) -> str:
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        local = place.launch.local_rank if place.launch is not None else place.rank
+        torch.cuda.set_device(local % torch.cuda.device_count())
+        return "nccl"
+    return "gloo"
+
+
+def _join_launched(place: RankPlace, device: str, side: str, content: str) -> None:
+    """One rank of torchrun's job: its environment is torchrun's own (inherited); the group of
+    `side` is made in torchrun's store under this run's generation."""
+    global _agreements, _shared
+    import torch.distributed as dist
+
+    launch = place.launch
+    assert launch is not None
+    if not launch.agent_store:
+        raise LaunchError(
+            "torchrun was told not to share its store (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1): the playground "
+            "meets the job's other ranks in it; launch without that variable"
+        )
+    timeout = datetime.timedelta(seconds=place.collective_timeout_s)
+    try:
+        store = dist.TCPStore(
+            launch.master_addr, launch.master_port, is_master=False, timeout=timeout, wait_for_workers=False
+        )
+    except Exception as exc:  # noqa: BLE001 - said with where it looked
+        raise LaunchError(
+            f"torchrun's store at {launch.master_addr}:{launch.master_port} did not answer ({exc}): "
+            "the node that hosts it (the rendezvous endpoint's) may be gone"
+        ) from exc
+    base = dist.PrefixStore(f"{STORE_PREFIX}/{launch.run_id}/{launch.restart}/", store)
+    generation_file = os.path.join(place.folder, f"rank{place.rank}.generation")
+    if side == "compiled":
+        generation = _agree(base, place, content)
+        with open(generation_file, "w", encoding="ascii") as fh:
+            fh.write(str(generation))
+        _shared = (dist.PrefixStore(f"run{generation}/", base), place)
+    else:  # the eager reference starts once its rank's run has loaded the snippet: agreed by then
+        with open(generation_file, encoding="ascii") as fh:
+            generation = int(fh.read())
+    group_store = dist.PrefixStore(f"run{generation}/{side}/", base)
+    dist.init_process_group(
+        _backend(place, device), store=group_store, rank=place.rank, world_size=place.world_size, timeout=timeout
+    )
+    _agreements = _Later(timeout)
+
+
+def _agree(store: Any, place: RankPlace, content: str) -> int:
+    """The generation of this run, the same on every rank: rank 0 starts one for each run it
+    is given, with the digest of the snippet's text; each other rank joins the newest one,
+    once it is newer than the one it last joined and names the text this rank was given. A
+    save that one node sees and another does not (or another file) leaves the rank that waits
+    with the error below, at the collective timeout; the next save they both see pairs again."""
+    digest = hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest()
+    if place.rank == 0:
+        generation = int(store.add("generation", 1))
+        store.set(f"run{generation}/content", digest)
+        store.set("newest", str(generation))
+        return generation
+    joined = f"joined/{place.rank}"
+    last = int(store.get(joined)) if store.check([joined]) else 0
+    deadline = time.monotonic() + place.collective_timeout_s
+    while True:
+        if store.check(["newest"]):
+            newest = int(store.get("newest"))
+            if newest > last and store.get(f"run{newest}/content").decode() == digest:
+                store.set(joined, str(newest))
+                return newest
+        if time.monotonic() >= deadline:
+            raise LaunchError(
+                f"rank 0 started no run of this text within {place.collective_timeout_s:g} s "
+                "(its node may be gone, or it was given other bytes: every node must run the same file)"
+            )
+        time.sleep(POLL_S)
+
+
+def share_report(text: str, folder: str, deadline: float) -> None:
+    """Under torchrun: this rank's report (`text`, as written to its file) into the store, and
+    each other rank's written beside it (`rank{R}.json` in `folder`) as it arrives, until every
+    rank's is here or `deadline` (time.monotonic()) passes. A rank whose report never comes is
+    said so by the merge (rank_group.py). Outside torchrun, nothing."""
+    global _shared
+    shared, _shared = _shared, None
+    if shared is None:
+        return
+    store, place = shared
+    try:
+        store.set(f"report/{place.rank}", text)
+        waiting = [rank for rank in range(place.world_size) if rank != place.rank]
+        while waiting:
+            for rank in list(waiting):
+                key = f"report/{rank}"
+                if store.check([key]):
+                    path = os.path.join(folder, f"rank{rank}.json")
+                    with open(path + ".part", "wb") as fh:
+                        fh.write(store.get(key))
+                    os.rename(path + ".part", path)
+                    waiting.remove(rank)
+            if not waiting or time.monotonic() >= deadline:
+                return
+            time.sleep(POLL_S)
+    except Exception:  # noqa: BLE001 - the store's node gone: the merge says whose report is missing
+        return
 
 
 class _Later:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from playground.engine.channel import RUN_KEY
+from playground.engine.ranks import Launch
 from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S, RunRequest, UnreadableSettings
 
 #: The longest run timeout the worker accepts (faulthandler's timer overflows on inf or 1e12).
@@ -38,7 +39,9 @@ class RankPlace:
     """One process's place in a run across ranks (Settings.ranks > 1), as the template gave it:
     its rank among `world_size`, the loopback ports of the compiled runs' process group and of
     the eager references' own, the folder where each rank writes, and how long a collective
-    may wait for the others before torch.distributed gives up."""
+    may wait for the others before torch.distributed gives up. Under torchrun (`launch`), the
+    groups meet in torchrun's store instead of on the ports, and the other ranks' processes
+    are the job's, on this machine or another."""
 
     rank: int
     world_size: int
@@ -46,6 +49,12 @@ class RankPlace:
     reference_port: int
     folder: str
     collective_timeout_s: float
+    launch: Launch | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RankPlace:
+        launch = data.get("launch")
+        return cls(**{**data, "launch": Launch.from_dict(launch) if isinstance(launch, Mapping) else None})
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,7 @@ class WorkerRequest:
             report_to=str(message.get("report_to") or ""),
             code_to=str(message.get("code_to") or ""),
             references=ReferenceProcesses(**references) if isinstance(references, Mapping) else None,
-            rank=RankPlace(**rank) if isinstance(rank, Mapping) else None,
+            rank=RankPlace.from_dict(rank) if isinstance(rank, Mapping) else None,
             sent_mono=_mono(message.get("sent_mono")),
             received_mono=_mono(message.get("received_mono")),
         )

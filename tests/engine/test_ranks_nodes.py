@@ -1,0 +1,190 @@
+"""A job across machines: two torchrun invocations rendezvousing over the loopback (c10d) as two
+"nodes", each running the playground as its one rank. Each rank's run meets the other's in
+torchrun's store, gets its report through it, and publishes the whole run's merged report to
+its own folder of the session (`--present DIR` makes `DIR/rankR/`); `follow DIR` reads the
+lowest rank's. The per-rank counts are what torch itself says of the snippet on two processes
+(tests/ranks_truth.py), a node that vanishes leaves the other with a clear error within the
+timeout, and no process of either node is left (each node's processes carry a TMPDIR of the
+test's own)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from playground.engine.session import SessionReader
+from tests.processes import live_processes
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "snippets" / "ranks" / "one_rank_recompiles.py"
+COUNTS = ("graph_count", "graph_break_count", "recompile_count")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _marked(marker: str) -> list[tuple[int, str]]:
+    found = []
+    for pid, cmd in live_processes():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if marker.encode() in fh.read().split(b"\0"):
+                    found.append((pid, cmd))
+        except OSError:
+            continue
+    return found
+
+
+class Nodes:
+    """Two torchrun invocations of `compile-playground ARGS` that meet as the two nodes of one
+    job; every process of theirs carries TMPDIR=`tmp` (the test's mark)."""
+
+    def __init__(self, tmp: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.private = tmp / "tmp"
+        self.private.mkdir(exist_ok=True)
+        port = _free_port()
+        self.procs: list[subprocess.Popen[str]] = []
+        for node in range(2):
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1"]
+            cmd += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", f"t{port}"]
+            # Node 0 hosts torchrun's store (the rendezvous's): a test that kills a node kills node 1.
+            cmd += ["--rdzv-conf", f"is_host={int(node == 0)}"]
+            cmd += ["-m", "playground", *args]
+            node_env = {**os.environ, **(env or {}), "TMPDIR": str(self.private), "TEST_NODE": str(node)}
+            self.procs.append(
+                subprocess.Popen(cmd, cwd=ROOT, env=node_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            )
+
+    def wait(self, timeout: float) -> list[tuple[int, str, str]]:
+        """Each node's exit status, stdout and stderr."""
+        done = []
+        for proc in self.procs:
+            out, err = proc.communicate(timeout=timeout)
+            done.append((proc.returncode, out, err))
+        return done
+
+    def left(self) -> list[tuple[int, str]]:
+        """The processes of either node still alive a few seconds after both have ended."""
+        marker = f"TMPDIR={self.private}"
+        deadline = time.monotonic() + 8
+        while _marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return _marked(marker)
+
+    def kill(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def _truth(path: Path, world: int = 2) -> list[dict[str, Any]]:
+    cmd = [sys.executable, str(ROOT / "tests" / "ranks_truth.py"), str(path), str(world)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _counts(ranks: list[Any]) -> list[dict[str, int]]:
+    return [{k: (r[k] if isinstance(r, dict) else getattr(r, k)) for k in COUNTS} for r in ranks]
+
+
+def test_two_torchrun_nodes_publish_each_ranks_counts_as_torch_compiles_them(tmp_path: Path) -> None:
+    session = tmp_path / "session"
+    follower = SessionReader(session)  # started before the nodes: nothing to show yet
+    assert follower.poll() is not None and follower.poll() is None
+    nodes = Nodes(tmp_path, "check", str(LESSON), "--json", "--no-timing", "--present", str(session))
+    try:
+        ended = nodes.wait(timeout=300)
+    finally:
+        nodes.kill()
+    assert [code for code, _, _ in ended] == [0, 0], [err[-2000:] for _, _, err in ended]
+    assert not nodes.left(), "a process of a node was left"
+    assert not list(nodes.private.glob("compile-playground-*"))
+    truth = _counts(_truth(LESSON))
+    assert truth == [
+        {"graph_count": 1, "graph_break_count": 0, "recompile_count": 0},
+        {"graph_count": 2, "graph_break_count": 0, "recompile_count": 1},
+    ]
+    # Each node prints the whole run, rank 0's report on top (the contract's rule).
+    for _, out, _ in ended:
+        report = json.loads(out)
+        assert report["world_size"] == 2 and _counts(report["ranks"]) == truth
+        assert {d["what"] for d in report["divergence"]} == {"graph_count", "guards", "recompiles"}
+        assert report["error"] is None and report["equivalence"]["ok"]
+    assert sorted(p.name for p in session.iterdir()) == ["rank0", "rank1"]
+    news = follower.poll()
+    assert news is not None and follower.source == session.resolve() / "rank0"
+    assert [run.number for run in news.runs] == [1]
+    report = news.runs[0].report
+    assert report.world_size == 2 and _counts(list(report.ranks)) == truth
+    assert next(d for d in report.divergence if d.what == "recompiles").message.startswith("only rank 1 recompiled")
+    assert news.presenter is not None and not news.presenter.live  # check presents its one run, then leaves
+
+
+#: Node 1's rank sleeps before its first call; node 0's waits for it in the all_reduce of fn (line 11).
+WAITS = """\
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+open(os.path.join(os.environ["MARKS"], f"node{os.environ['TEST_NODE']}"), "w").write(os.environ["RANK"])
+
+
+def fn(x):
+    y = x * 2
+    dist.all_reduce(y)
+    return y
+
+
+def inputs():
+    if os.environ["TEST_NODE"] == "1":
+        time.sleep(120)
+    yield torch.ones(4)
+"""
+
+
+def test_a_node_killed_mid_run_leaves_the_other_rank_with_a_clear_error_within_the_timeout(tmp_path: Path) -> None:
+    snippet, marks = tmp_path / "waits.py", tmp_path / "marks"
+    snippet.write_text(WAITS)
+    marks.mkdir()
+    nodes = Nodes(
+        tmp_path, "check", str(snippet), "--json", "--no-timing", "--timeout", "40", env={"MARKS": str(marks)}
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        rank_of = {int(p.name[4:]): int(p.read_text()) for p in marks.iterdir()}
+        assert sorted(rank_of.values()) == [0, 1], rank_of
+        time.sleep(1.0)  # node 0's rank is in its all_reduce, node 1's asleep
+        started = time.monotonic()
+        nodes.procs[1].send_signal(signal.SIGKILL)  # the node's agent: the rest of the node must follow it
+        out, err = nodes.procs[0].communicate(timeout=120)
+        elapsed = time.monotonic() - started
+    finally:
+        nodes.kill()
+    assert elapsed < 40, elapsed
+    assert nodes.procs[0].returncode == 1, err[-2000:]  # torchrun's for a process that failed (check's 2)
+    report = json.loads(out)
+    error = report["error"]
+    gone, waited = rank_of[1], rank_of[0]
+    # Where the survivor waited: the compiled graph that holds the all_reduce, fn's line.
+    assert error is not None and error["line"] == 11, error
+    assert error["message"].startswith(f"rank {gone} sent no report through torchrun's store"), error["message"]
+    assert f"rank {waited} was left waiting in a collective at line 11" in error["message"], error["message"]
+    assert report["ranks"][gone]["error"]["type"] == "RankMissing"
+    assert not nodes.left(), "a process of a node was left"
