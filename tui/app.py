@@ -31,7 +31,7 @@ from playground.engine.program import ProgramOptions
 from playground.engine.report import Report
 from playground.engine.run_request import DEFAULT_RUN_FLAGS, RunFlags
 from playground.engine.session import SessionWriter
-from playground.engine.settings import DYNAMICS, MODES, RANK_CHOICES, Settings, cycle
+from playground.engine.settings import DYNAMICS, MODES, RANK_CHOICES, Settings, config_word, cycle
 from playground.engine.textsafe import visible
 from playground.engine.wording import program as program_words
 from tui.engine.messages import (
@@ -446,11 +446,12 @@ class PlaygroundApp(App[None]):
     def _apply_workaround(self, config: tuple[tuple[str, Any], ...] | None) -> None:
         if not config:
             return
-        merged = dict(self.settings.config)
-        merged.update(config)
-        words = ", ".join(f"{k}={v!r}" for k, v in config)
+        settings = self.settings
+        for key, value in config:
+            settings = settings.with_config(key, value)  # a list held as a tuple: hashable
+        words = ", ".join(config_word(k, v) for k, v in config)
         self.notify(f"workaround applied: {words}; rerunning", timeout=5)
-        self._change(replace(self.settings, config=tuple(sorted(merged.items()))), "config")
+        self._change(settings, "config")
 
     def action_history(self) -> None:
         self.push_screen(HistoryScreen(self.history))

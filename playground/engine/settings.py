@@ -55,9 +55,14 @@ STANCES: tuple[str, ...] = (
     "aot_eager_then_compile",
 )
 #: A config key as the settings spell it: "dynamo.<key>" for torch._dynamo.config and
-#: "inductor.<key>" for torch._inductor.config (nested: "inductor.cpp.simdlen"). Only the shape
-#: is checked here, torch-free; the worker checks the key and the type against torch's modules.
-CONFIG_KEY = re.compile(r"(dynamo|inductor)(\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}")
+#: "inductor.<key>" for torch._inductor.config (nested: "inductor.cpp.simdlen"), or one of
+#: PLAYGROUND_CONFIG. Only the shape is checked here, torch-free; the worker checks the key and
+#: the type against torch's modules.
+CONFIG_KEY = re.compile(r"(dynamo|inductor)(\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}|playground\.without_decompositions")
+#: Config keys of ours, spelt as torch's are: switches no torch config has.
+#: `playground.without_decompositions`: op names ("aten.sin.default") taken out of Inductor's
+#: decomposition table before each compile (worker/run/decomp_table.py).
+PLAYGROUND_CONFIG: tuple[str, ...] = ("playground.without_decompositions",)
 #: The long spellings a user may paste, folded to the short ones.
 _CONFIG_PREFIXES = {"torch._dynamo.config.": "dynamo.", "torch._inductor.config.": "inductor."}
 #: Config keys the command palette offers before the worker says which exist (the test checks

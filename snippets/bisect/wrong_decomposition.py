@@ -8,12 +8,15 @@ Look at: `compile-playground bisect
 snippets/bisect/wrong_decomposition.py` names backend
 aot_eager_decomp_partition (the first stage that applies Inductor's
 decompositions; on torch 2.13), subsystem decomposition, aten.sin as
-the decomposition applied last, and the line calling sin. Press s on
-the Equiv pane for the same in the app; it offers no workaround, as no
-switch of torch's turns one registered decomposition off.
+the decomposition applied last, and the line calling sin. No switch of
+torch's turns one registered decomposition off, so the workaround is
+the playground's own: playground.without_decompositions takes aten.sin
+out of the table before the compile. Press s on the Equiv pane for the
+same in the app, then a to apply it: the verdict turns to pass.
 
 Try next: delete the registration: bisect says eager and compiled
-agree.
+agree. Torch's compile caches do not key on the table, so the
+playground compiles code that registers its own with them off.
 """
 
 import torch

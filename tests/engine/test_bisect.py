@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -67,9 +69,17 @@ def _bisect(path: Path, *extra: str) -> dict:
 
 
 def _truth(path: Path) -> dict | None:
-    out = subprocess.run(
-        [sys.executable, "-c", TRUTH, str(path)], capture_output=True, text=True, timeout=600, cwd=ROOT
-    )
+    # Its own Inductor cache: torch's caches do not key on the decomposition table, so a graph
+    # another process cached without the lesson's registration would be served to it (and the
+    # bisector would find nothing).
+    cache = tempfile.mkdtemp(prefix="bisect-truth-cache-")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache}
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", TRUTH, str(path)], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env
+        )
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -173,3 +173,38 @@ def test_a_config_switch_is_found_without_a_count_or_debug_info() -> None:
     assert not [w for w in words if "application number" in w or "debug info" in w]
     counted = result_words(BisectResult(FOUND.bisection))
     assert [w for w in counted if "application number 1" in w] and "torch's debug info: aten.rand_like" in counted
+
+
+async def test_a_applies_a_list_valued_workaround_the_decomposition_key() -> None:
+    """The decomposition lesson's workaround is the playground's own key with a list of op
+    names (worker/run/decomp_table.py): applied, it is the settings' config as a --config would
+    give it (hashable, shown in words), and the rerun carries it."""
+    key = "playground.without_decompositions"
+    found = BisectResult(
+        Bisection(
+            backend="aot_eager_decomp_partition",
+            subsystem="decomposition",
+            bisect_number=0,
+            debug_info="<OpOverload(op='aten.sin', overload='default')>",
+            line=33,
+            workaround={"config": {key: ["aten.sin.default"]}},
+            steps=7,
+        )
+    )
+
+    async def bisector(path, config, on_step, settings=()):
+        return found
+
+    app, engine = _app("equivalence_fail", "bf16_sum.py", bisector)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await _until(pilot, lambda: isinstance(app.screen, BisectScreen) and not app.screen.running)
+        shown = str(app.screen.query_one("#bisect-result").render())
+        assert f'{key}=["aten.sin.default"]' in shown
+        await pilot.press("a")
+        await settle(pilot)
+        assert not isinstance(app.screen, BisectScreen)
+        assert (key, ("aten.sin.default",)) in app.settings.config
+        hash(app.settings)
+        assert (key, ("aten.sin.default",)) in engine.requests[-1].settings.config

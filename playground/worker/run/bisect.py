@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from playground.engine.bisecting import BisectStep
-from playground.worker.run import bisect_snippet
+from playground.worker.run import bisect_snippet, decomp_table
 from playground.worker.run.bisect_snippet import _leaf_ok, load_snippet, prepared, snippet_settings, target_of
 
 #: Each subsystem whose fix is a config switch, in --config's syntax.
@@ -56,6 +56,9 @@ def workaround(backend: str, subsystem: str | None, debug_info: str | None) -> d
         return {"config": dict(WORKAROUNDS[name])}
     if name == "decomposition" and _op_name(debug_info) in RANDOM_OPS:
         return {"config": dict(WORKAROUNDS["fallback_random"])}
+    if name == "decomposition" and (op := _overload_name(debug_info)):
+        # No torch switch drops one decomposition; ours takes it out of Inductor's table.
+        return {"config": {decomp_table.KEY: [op]}}
     if subsystem in PASS_SUBSYSTEMS and debug_info:
         return {"config": {"inductor.disabled_passes": debug_info}}
     return None
@@ -220,6 +223,19 @@ def _op_name(debug_info: str | None) -> str | None:
         qualified = debug_info.split(marker, 1)[1].split("'", 1)[0]
         return qualified.rsplit(".", 1)[-1]
     return None
+
+
+def _overload_name(debug_info: str | None) -> str | None:
+    """The overload a decomposition's debug_info names, `<OpOverload(op='aten.sin',
+    overload='default')>` -> "aten.sin.default"; None when it names none."""
+    if not debug_info or "op='" not in debug_info:
+        return None
+    op = debug_info.split("op='", 1)[1].split("'", 1)[0]
+    marker = "overload='"
+    if marker not in debug_info:
+        return op
+    overload = debug_info.split(marker, 1)[1].split("'", 1)[0]
+    return f"{op}.{overload}"
 
 
 def op_line(snippet: str, config: dict[str, Any], op: str) -> int | None:

@@ -74,11 +74,18 @@ def _apply_config(config: dict[str, Any]) -> None:
     import torch._dynamo.config
     import torch._inductor.config
 
+    from playground.worker.run import decomp_table
     from playground.worker.run.switches import checked_config
 
     for module, name, value in checked_config(config):
+        if f"{module}.{name}" == decomp_table.KEY:
+            decomp_table.REMOVED = value
+            continue
         target = torch._inductor.config if module == "inductor" else torch._dynamo.config
         setattr(target, name, value)
+    # After the load: the snippet's own registrations are in the table, the ops to take out
+    # can be taken, and a table not torch's own turns Inductor's caches off (decomp_table.py).
+    decomp_table.settle()
 
 
 def prepared(snippet: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:

@@ -19,7 +19,7 @@ from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
-from playground.worker.run import gradients, steady_state
+from playground.worker.run import decomp_table, gradients, steady_state
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import RunFailure, failure, first_line
 from playground.worker.run.leaves import leaves
@@ -161,6 +161,7 @@ def counting_around(
         capture.backend_facts[cid or ""] = anatomy.BackendFacts(len(gm.graph.nodes), config)
         if on_traced is not None:
             on_traced(len(capture.graphs), ops)
+        decomp_table.settle()  # the code has registered what it registers by now
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
         # stays inside torch's compile metrics (the wrapper below would hide the lazy forward).
         compiled = compat.eager_graph_code(real(gm, example_inputs))
@@ -246,6 +247,8 @@ def run_calls(
         records.append(CallRecord(index, snapshot, side))
     if not records:
         raise RunFailure("snippet", "NoCalls", "inputs() produced no calls: nothing to run")
+    if table := decomp_table.note():
+        ctx.notes.append(table)
     return CallsDone(compiled, tuple(records), *first, tracker=tracker)
 
 

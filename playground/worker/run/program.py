@@ -29,7 +29,7 @@ from playground.engine.report import (
 )
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
-from playground.worker.run import loading, program_reference
+from playground.worker.run import decomp_table, loading, program_reference
 from playground.worker.run.context import RunContext
 from playground.worker.run.failures import first_line, safe_str
 from playground.worker.run.program_compiles import (
@@ -136,6 +136,8 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         scope.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
+    if table := decomp_table.note():
+        ctx.notes.append(table)
     if compared is not None:
         found_sections = tuple(program_reference.with_comparison(s, compared) for s in found_sections)
         ctx.notes.extend(compared.notes)

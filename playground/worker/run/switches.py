@@ -20,6 +20,7 @@ import torch
 from playground.engine.hello import ConfigKey
 from playground.engine.settings import Settings
 from playground.worker import compat
+from playground.worker.run import decomp_table
 
 #: The config module behind each prefix of a settings key (private names: compat).
 _MODULES = compat.CONFIG_MODULES
@@ -98,8 +99,14 @@ def checked_config(pairs: Any) -> list[tuple[str, str, Any]]:
     items = pairs.items() if isinstance(pairs, dict) else pairs or ()
     for key, value in items:
         prefix, _, name = str(key).partition(".")
+        if str(key) == decomp_table.KEY:
+            try:
+                out.append((prefix, name, decomp_table.check(value)))
+            except decomp_table.BadOpName as exc:
+                raise SwitchError(str(exc)) from None
+            continue
         if prefix not in _MODULES or not name:
-            raise SwitchError(f"config key {key!r} must start with dynamo. or inductor.")
+            raise SwitchError(f"config key {key!r} must start with dynamo. or inductor. (or be {decomp_table.KEY})")
         entries = _entries(prefix)
         if name not in entries:
             import difflib
@@ -122,10 +129,15 @@ def problem(settings: Settings) -> str | None:
 
 @contextlib.contextmanager
 def applied(settings: Settings) -> Iterator[None]:
-    """The run's config keys, stance and error_on_graph_break in force for its duration."""
+    """The run's config keys, stance and error_on_graph_break in force for its duration; ours
+    (decomp_table.KEY) read by the compiles, which take the ops out of Inductor's table."""
     with contextlib.ExitStack() as stack:
-        for prefix, name, value in checked_config(dict(settings.config)):
-            stack.enter_context(_module(prefix).patch({name: value}))
+        config = checked_config(dict(settings.config))
+        removed = next((value for prefix, name, value in config if f"{prefix}.{name}" == decomp_table.KEY), ())
+        stack.enter_context(decomp_table.in_force(removed))
+        for prefix, name, value in config:
+            if f"{prefix}.{name}" != decomp_table.KEY:
+                stack.enter_context(_module(prefix).patch({name: value}))
         stance = settings.stance
         if stance != "default":
             stack.enter_context(torch.compiler.set_stance(stance))
