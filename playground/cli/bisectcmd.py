@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -22,6 +23,13 @@ from playground.engine.bisecting import bisect_command, read_line
 from playground.engine.report.bisection import BisectResult
 
 EXIT_ERROR = 2
+
+
+def workaround_flags(workaround: dict[str, Any]) -> str:
+    """A workaround as the command-line flags that apply it, each quoted for a shell: a list
+    value's brackets and quotes would otherwise be the shell's."""
+    config = workaround.get("config", {})
+    return " ".join(f"--config {shlex.quote(f'{key}={json.dumps(value)}')}" for key, value in config.items())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,7 +93,7 @@ def result_markdown(snippet: str, result: BisectResult) -> str:
     if b.first_diverging_op is not None:
         lines += ["", f"{b.first_diverging_op.words()}, by {b.first_diverging_op.how}."]
     if b.workaround:
-        flags = " ".join(f"--config {k}={json.dumps(v)}" for k, v in b.workaround.get("config", {}).items())
+        flags = workaround_flags(b.workaround)
         lines += ["", f"Workaround: `{flags}`."]
     else:
         lines += ["", "No config switch turns this off: the op and line above are where to look."]
@@ -112,7 +120,7 @@ def result_lines(result: BisectResult) -> list[str]:
         lines.append(b.first_diverging_op.words())
         lines.append(f"  by {b.first_diverging_op.how}")
     if b.workaround:
-        flags = " ".join(f"--config {k}={json.dumps(v)}" for k, v in b.workaround.get("config", {}).items())
+        flags = workaround_flags(b.workaround)
         lines.append(f"workaround: {flags}")
     lines.append(f"steps: {b.steps}")
     return lines
