@@ -25,6 +25,7 @@ async def test_the_breaks_pane_says_which_rank_differs() -> None:
         await settle(pilot)
         breaks = pane_text(app, "breaks")
         assert "only rank 1 recompiled, at call 3" in breaks
+        assert "ranks differ" in bar_text(app)  # in words at 80 columns, not a sign
         assert "Recompiling function fn" not in pane_text(app, "logs")  # rank 0 never recompiled
 
 

@@ -57,8 +57,9 @@ def _summary(view: View, separator: str, short: bool, tight: bool = False) -> Te
             # Which rank the panes show, and whether the ranks differ: the finding of the run.
             rank = view.shown_rank or 0
             differ = bool(view.report.divergence)
-            words = f"r{rank}/{view.report.world_size}" if short else f"rank {rank}/{view.report.world_size}"
-            text.append(f"{words}{' ≠' if differ else ''} ", style=f"bold {WARN}" if differ else "bold")
+            words = f"r{rank}/{view.report.world_size}" if short else f"rank {rank} of {view.report.world_size}"
+            # In words, not a sign: a projector's audience reads "differ" where "≠" was missed.
+            text.append(f"{words}{' ranks differ' if differ else ''} ", style=f"bold {WARN}" if differ else "bold")
         line = view.report.summary_line().replace("  ", " ") if tight else view.report.summary_line()
         text.append(refusal or line, style=DIM if view.stale else (BAD if refusal else ""))
     text.append(separator, style=DIM)
