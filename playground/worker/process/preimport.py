@@ -31,6 +31,7 @@ import os
 import random
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -238,18 +239,40 @@ def _few(names: list[str]) -> str:
 def after_run(
     request: WorkerRequest, channel: Channel, pending: list[WorkerRequest], drop_spare: Callable[[], None]
 ) -> None:
-    """Import, in the template, the installed packages the run's snippet imported; start over
-    (with the `pending` requests) without them when the import would show in a later run.
-    Called between runs of an isolated template, before the next spare child is forked."""
+    """Import, in the template, the installed packages the run's snippet imported, and warm what
+    the run's trace met (trace_warmup.py: the modules it imported, the files Dynamo tokenized);
+    start over (with the `pending` requests) without them when an import would show in a later
+    run. Called between runs of an isolated template, before the next spare child is forked."""
+    from playground.worker.process import limits, trace_warmup, warmup
+
+    met = trace_warmup.read(request.id, request.run.path, skipped(), installed)  # its file removed in any case
     if not enabled():
         return
+    names = wanted(request)
+    if not trace_warmup.enabled() or limits.memory_short():
+        met = trace_warmup.Met()
+    taken = {module for module, _ in names}
+    # The trace's own imports after the snippet's: the packages they belong to are loaded then.
+    names += [(module, ()) for module in met.modules if module not in taken]
+    if not names and not met.files:
+        return
+    drop_spare()  # forked without them
+    started = time.perf_counter()
+    if names:
+        _import_checked(names, channel, pending)
+    trace_warmup.tokenize(met.files)
+    if met:
+        trace_warmup.log(met, time.perf_counter() - started)
+    warmup.freeze()  # the library's objects out of the collector's sight, as torch's are
+
+
+def _import_checked(names: list[tuple[str, tuple[str, ...]]], channel: Channel, pending: list[WorkerRequest]) -> None:
+    """`names` imported here; when an import raised, printed, hung or changed what a later run
+    would see (torch_state, import_effects, the fork probe), start over without their packages
+    (reexec.restart_unwarmed, which never returns)."""
     from playground.worker.process import reexec, warmup
     from playground.worker.process.output import OutputCapture
 
-    names = wanted(request)
-    if not names:
-        return
-    drop_spare()  # forked without them
     before = torch_state()
     effects = import_effects()
     failed = ""
@@ -266,7 +289,9 @@ def after_run(
     printed = capture.read().bytes
     if printed and not failed:
         failed = f"it printed {printed} bytes at import"
-    loading.TEMPLATE_IMPORTS.update(module.split(".")[0] for module, _ in names)
+    tops = sorted({module.split(".")[0] for module, _ in names})
+    # torch is never shadowed away from a run (a run without torch is no run of ours).
+    loading.TEMPLATE_IMPORTS.update(top for top in tops if top != "torch")
     changed = [key for key, value in torch_state().items() if before.get(key) != value]
     changed += effects_changed(effects, import_effects())
     if failed or changed or not warmup.fork_probe():
@@ -274,15 +299,14 @@ def after_run(
         # The successor inherits this environment: without what the library set in it.
         os.environ.clear()
         os.environ.update(effects["environ"])
-        os.environ[SKIP_ENV] = ",".join(sorted(skipped() | {module.split(".")[0] for module, _ in names}))
+        os.environ[SKIP_ENV] = ",".join(sorted(skipped() | set(tops)))
+        shown = _few([module for module, _ in names])[1:-1]
         reexec.restart_unwarmed(
             channel,
             "COMPILE_PLAYGROUND_PREIMPORT_RESTARTED",
             pending,
-            reason=f"importing {', '.join(m for m, _ in names)} in the template failed ({why[:200]}); "
-            "the runs import it themselves",
+            reason=f"importing {shown} in the template failed ({why[:200]}); the runs import it themselves",
         )
-    warmup.freeze()  # the library's objects out of the collector's sight, as torch's are
 
 
 @contextlib.contextmanager

@@ -46,6 +46,7 @@ from playground.worker.run import (
     ranks,
     switches,
     timing,
+    trace_met,
 )
 from playground.worker.run.calls import run_calls
 from playground.worker.run.context import Emit, RunContext
@@ -89,9 +90,13 @@ def run_experiment(
         ctx.notes += settings_notes(request.run.settings)
     compat.clear_run_state()
     memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
+    # What the trace meets, for the template to warm for the next run (trace_met.py).
+    met = trace_met.Recorder(request)
     capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace)
     if request.run.program is not None:
-        return Outcome(_finish(_program_report(ctx, capturer, capture, base), ctx, started))
+        program_report = _program_report(ctx, capturer, capture, base)
+        met.write()
+        return Outcome(_finish(program_report, ctx, started))
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
     if request.run.flags.timeout_s:
         # What starts after this would be cut by the template's kill, the whole report with it.
@@ -115,6 +120,7 @@ def run_experiment(
     finally:
         capturer.end()
         local_modules = scope.close()
+        met.write()
     # torch's text of the error read once, here: the refused break, the missing package.
     error = refusals.read_error(error, request.run.settings.fullgraph)
     report = replace(phases.report(base), error=error, local_modules=tuple(local_modules))
