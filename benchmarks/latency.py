@@ -169,9 +169,11 @@ class Floor:
 
 
 class WarmRoute:
-    def __init__(self, path: Path, isolation: str = "fork", waterfall: bool = False) -> None:
+    def __init__(
+        self, path: Path, isolation: str = "fork", waterfall: bool = False, env: dict[str, str] | None = None
+    ) -> None:
         self.path = path
-        env = dict(os.environ, COMPILE_PLAYGROUND_ISOLATION=isolation)
+        env = dict(os.environ, COMPILE_PLAYGROUND_ISOLATION=isolation, **(env or {}))
         # The waterfall rides on the timings: on, briefly, after the diagnostics line.
         timing = ["--min-run-time", "0.01"] if waterfall else ["--no-timing"]
         self.proc = subprocess.Popen(
@@ -334,13 +336,14 @@ def print_waterfalls(results: list[tuple[str, dict]]) -> None:
     """The fork route's save waterfall, median ms per phase over the saves ("trace" and
     "backend" lie inside "calls")."""
     print("\nthe fork route's save waterfall: median ms per phase (trace and backend are inside calls)")
-    print(f"{'backend':<9} " + " ".join(f"{k:>{max(len(k), 6)}}" for k in WATERFALL))
+    width = max([9, *(len(label) + 1 for label, _ in results)])
+    print(f"{'backend':<{width}} " + " ".join(f"{k:>{max(len(k), 6)}}" for k in WATERFALL))
     for backend, r in results:
         w = r["waterfall"]
         if not w:
-            print(f"{backend:<9} (no waterfall: the worker sent none)")
+            print(f"{backend:<{width}} (no waterfall: the worker sent none)")
             continue
-        print(f"{backend:<9} " + " ".join(f"{w.get(k, 0.0):>{max(len(k), 6)}.1f}" for k in WATERFALL))
+        print(f"{backend:<{width}} " + " ".join(f"{w.get(k, 0.0):>{max(len(k), 6)}.1f}" for k in WATERFALL))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@ preimport.py) and without (each run's child importing them again, as before).
 - watch: `compile-playground watch --json-lines --no-timing`, already running, sees an atomic
   save and prints the diagnostics line; each run is a child forked from the template, which has
   imported the snippet's installed packages after the first run.
+- watch, no trace warm-up: the same with COMPILE_PLAYGROUND_TRACE_WARMUP=0: the template imports
+  the snippet's libraries but not what the previous run's trace met (playground/worker/process/
+  trace_warmup.py: the modules the trace imported, the files Dynamo's funcname_cache tokenized),
+  so every run's trace pays for them again, as before that warm-up existed.
 - watch, no preimport: the same with COMPILE_PLAYGROUND_PREIMPORT=0: every run imports them.
 - floor: torch's floor as docs/performance.md defines it for every benchmark: a warm Python process that imported
   torch and the snippet's libraries once (the same `import` statements, run once before the
@@ -15,12 +19,13 @@ preimport.py) and without (each run's child importing them again, as before).
   (handlers that drop the records). No worker, pipe, fork, watcher or equivalence check: what
   any warm tool must spend to produce the same diagnostics.
 
-The three are interleaved in one run (the machine is shared and noisy); medians and ratios are
+The four are interleaved in one run (the machine is shared and noisy); medians and ratios are
 printed side by side, then watch's save waterfall (median ms per phase, as latency.py prints it;
 watch runs with its timings on briefly after the diagnostics line so that its report carries it).
 The goal: watch within 1.2x of the floor.
 
-    python benchmarks/models_latency.py [--saves 5] [--snippet snippets/models/llama.py]
+    python benchmarks/models_latency.py [--saves 5] [--snippet snippets/models/llama.py] [--backend B]
+        [--no-preimport-route]
 """
 
 from __future__ import annotations
@@ -105,22 +110,38 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--saves", type=int, default=5)
     p.add_argument("--snippet", type=Path, default=ROOT / "snippets" / "models" / "llama.py")
+    p.add_argument("--backend", help="the snippet's backend changed to this one (its SETTINGS line rewritten)")
+    p.add_argument(
+        "--no-preimport-route", action="store_true", help="leave out the route without preimport (the slowest)"
+    )
     args = p.parse_args()
     source = args.snippet.read_text(encoding="utf-8")
     settings = literal(source, "SETTINGS")
+    if args.backend:
+        old = settings.get("backend", "inductor")
+        source = source.replace(f'"backend": "{old}"', f'"backend": "{args.backend}"', 1)
+        settings = literal(source, "SETTINGS")
+        assert settings.get("backend") == args.backend, "the snippet's SETTINGS has no backend line to rewrite"
     backend, target = settings.get("backend", "inductor"), settings.get("target") or "model"
-    lat: dict[str, list[float]] = {"watch": [], "no_preimport": [], "floor": []}
+    lat: dict[str, list[float]] = {"watch": [], "no_trace_warmup": [], "no_preimport": [], "floor": []}
+    if args.no_preimport_route:
+        del lat["no_preimport"]
     with tempfile.TemporaryDirectory() as tmp:
         paths = {name: Path(tmp) / name / args.snippet.name for name in lat}
         for path in paths.values():
             path.parent.mkdir()
             path.write_text(source, encoding="utf-8")
-        os.environ["COMPILE_PLAYGROUND_PREIMPORT"] = "0"
-        plain = WarmRoute(paths["no_preimport"])
-        del os.environ["COMPILE_PLAYGROUND_PREIMPORT"]
-        # watch times briefly after its diagnostics line, so that its report carries the waterfall.
-        routes = {"watch": WarmRoute(paths["watch"], waterfall=True), "no_preimport": plain}
-        waterfalls: list[dict[str, float]] = []
+        # Both watch routes time briefly after their diagnostics line, so that their reports carry
+        # the waterfall.
+        routes = {
+            "watch": WarmRoute(paths["watch"], waterfall=True),
+            "no_trace_warmup": WarmRoute(
+                paths["no_trace_warmup"], waterfall=True, env={"COMPILE_PLAYGROUND_TRACE_WARMUP": "0"}
+            ),
+        }
+        if "no_preimport" in lat:
+            routes["no_preimport"] = WarmRoute(paths["no_preimport"], env={"COMPILE_PLAYGROUND_PREIMPORT": "0"})
+        waterfalls: dict[str, list[dict[str, float]]] = {"watch": [], "no_trace_warmup": []}
         floor = Floor(imports_of(source))
         try:
             for name, route in routes.items():
@@ -132,8 +153,8 @@ def main() -> None:
                 for name, route in routes.items():
                     latency, _, diag, waterfall = route.save(text)
                     lat[name].append(latency)
-                    if name == "watch" and waterfall:
-                        waterfalls.append(waterfall)
+                    if name in waterfalls and waterfall:
+                        waterfalls[name].append(waterfall)
                 paths["floor"].write_text(text, encoding="utf-8")
                 lat["floor"].append(floor.run(paths["floor"], backend, target))
         finally:
@@ -141,19 +162,24 @@ def main() -> None:
                 route.close()
             floor.close()
     med = {name: statistics.median(values) for name, values in lat.items()}
+    load = os.getloadavg()
     print(f"{args.snippet.relative_to(ROOT)} (backend {backend}, target {target}), {args.saves} saves, medians")
     print("floor: a warm process with the snippet's libraries imported once: reset + load + compile + the calls")
-    print(
-        f"{'watch':>8} {'no preimport':>13} {'floor':>8} {'watch/floor':>12} {'no preimport/floor':>19}  graphs/breaks"
-    )
-    print(
-        f"{med['watch']:>7.2f}s {med['no_preimport']:>12.2f}s {med['floor']:>7.2f}s "
-        f"{med['watch'] / med['floor']:>11.2f}x {med['no_preimport'] / med['floor']:>18.2f}x  "
-        f"{diag.get('graph_count')}/{diag.get('graph_break_count')}"
-    )
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    labels = {"watch": "watch", "no_trace_warmup": "no trace warm-up", "no_preimport": "no preimport"}
+    print(f"{'route':>18} {'save to diagnostics':>20} {'/ floor':>8}")
+    for name, label in (*labels.items(), ("floor", "floor")):
+        if name in med:
+            print(f"{label:>18} {med[name]:>19.2f}s {med[name] / med['floor']:>7.2f}x")
+    print(f"graphs/breaks: {diag.get('graph_count')}/{diag.get('graph_break_count')}")
     print("each save (s):", {name: [round(v, 2) for v in values] for name, values in lat.items()})
-    median = {k: statistics.median(w.get(k, 0.0) for w in waterfalls) for k in WATERFALL} if waterfalls else {}
-    print_waterfalls([(backend, {"waterfall": median})])
+    print_waterfalls(
+        [
+            (labels[name], {"waterfall": {k: statistics.median(w.get(k, 0.0) for w in falls) for k in WATERFALL}})
+            for name, falls in waterfalls.items()
+            if falls
+        ]
+    )
 
 
 if __name__ == "__main__":
