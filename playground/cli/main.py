@@ -171,6 +171,7 @@ def _main(argv: list[str] | None) -> int:
             "       compile-playground bisect SNIPPET [--json]      find what in torch.compile diverges\n"
             "       compile-playground [SNIPPET] --present DIR      present: publish each run to DIR\n"
             "       compile-playground follow DIR                   follow a presenter, read-only (p forks)\n"
+            "       torchrun … -m playground watch SNIPPET …        one rank of a job across machines, per node\n"
             "       compile-playground serve [SNIPPET|--follow DIR] the app or a follower in a browser\n"
             "Run `compile-playground COMMAND --help` for the flags."
         )

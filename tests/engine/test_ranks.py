@@ -226,7 +226,9 @@ def test_a_distributed_snippet_on_one_process_is_told_of_ranks(tmp_path: Path) -
     assert "--ranks N, or n in the app, runs it on N processes" in error["message"]
 
 
-def test_a_check_under_torchrun_is_told_it_joins_no_outside_group(tmp_path: Path) -> None:
+def test_a_check_under_part_of_torchruns_environment_is_told_it_joins_no_outside_group(tmp_path: Path) -> None:
+    # Without TORCHELASTIC_RUN_ID this is no torchrun launch (engine.ranks.launch_of): the
+    # playground runs on its own. Under torchrun itself it joins the job (test_ranks_nodes.py).
     launched = {"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
     code, report, _ = _check(tmp_path, SHAPE, "--ranks", "1", "--no-timing", env=launched)
     error = report["error"]

@@ -61,16 +61,21 @@ class Nodes:
             cmd += ["--rdzv-conf", f"is_host={int(node == 0)}"]
             cmd += ["-m", "playground", *args]
             node_env = {**os.environ, **(env or {}), "TMPDIR": str(self.private), "TEST_NODE": str(node)}
-            self.procs.append(
-                subprocess.Popen(cmd, cwd=ROOT, env=node_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            )
+            # Into files, not pipes: `watch --json-lines` fills a pipe that nobody reads while the
+            # test waits, and then blocks.
+            with open(tmp / f"node{node}.out", "w") as out, open(tmp / f"node{node}.err", "w") as err:
+                self.procs.append(subprocess.Popen(cmd, cwd=ROOT, env=node_env, stdout=out, stderr=err, text=True))
+        self.tmp = tmp
+
+    def output(self, node: int) -> tuple[str, str]:
+        return (self.tmp / f"node{node}.out").read_text(), (self.tmp / f"node{node}.err").read_text()
 
     def wait(self, timeout: float) -> list[tuple[int, str, str]]:
         """Each node's exit status, stdout and stderr."""
         done = []
-        for proc in self.procs:
-            out, err = proc.communicate(timeout=timeout)
-            done.append((proc.returncode, out, err))
+        for node, proc in enumerate(self.procs):
+            proc.wait(timeout=timeout)
+            done.append((proc.returncode, *self.output(node)))
         return done
 
     def left(self) -> list[tuple[int, str]]:
@@ -85,7 +90,7 @@ class Nodes:
         for proc in self.procs:
             if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
+                proc.wait()
 
 
 def _truth(path: Path, world: int = 2) -> list[dict[str, Any]]:
@@ -173,8 +178,9 @@ def test_a_node_killed_mid_run_leaves_the_other_rank_with_a_clear_error_within_t
         time.sleep(1.0)  # node 0's rank is in its all_reduce, node 1's asleep
         started = time.monotonic()
         nodes.procs[1].send_signal(signal.SIGKILL)  # the node's agent: the rest of the node must follow it
-        out, err = nodes.procs[0].communicate(timeout=120)
+        nodes.procs[0].wait(timeout=120)
         elapsed = time.monotonic() - started
+        out, err = nodes.output(0)
     finally:
         nodes.kill()
     assert elapsed < 40, elapsed
@@ -188,3 +194,40 @@ def test_a_node_killed_mid_run_leaves_the_other_rank_with_a_clear_error_within_t
     assert f"rank {waited} was left waiting in a collective at line 11" in error["message"], error["message"]
     assert report["ranks"][gone]["error"]["type"] == "RankMissing"
     assert not nodes.left(), "a process of a node was left"
+
+
+def _runs(session: Path, rank: int) -> list[str]:
+    runs = session / f"rank{rank}" / "runs"
+    return sorted(p.name for p in runs.glob("0*.json")) if runs.is_dir() else []
+
+
+def _until(what: Any, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not what() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert what()
+
+
+def test_watching_on_two_nodes_pairs_each_save_and_a_signal_to_each_torchrun_ends_both(tmp_path: Path) -> None:
+    snippet, session = tmp_path / "snippet.py", tmp_path / "session"
+    snippet.write_text(LESSON.read_text())
+    nodes = Nodes(tmp_path, "watch", str(snippet), "--json-lines", "--no-timing", "--present", str(session))
+    try:
+        _until(lambda: all(_runs(session, rank) for rank in (0, 1)), 240)
+        # The fix the lesson suggests: every rank compiles one graph, and nothing differs.
+        snippet.write_text(LESSON.read_text().replace('"dynamic": False', '"dynamic": True'))
+        _until(lambda: all(len(_runs(session, rank)) == 2 for rank in (0, 1)), 120)
+        for proc in nodes.procs:
+            proc.send_signal(signal.SIGINT)  # Ctrl-C in each node's terminal reaches torchrun only
+        ended = nodes.wait(timeout=60)
+    finally:
+        nodes.kill()
+    assert not nodes.left(), "a process of a node was left"
+    assert all("stopped by SIGINT" in err for _, _, err in ended), [err[-1000:] for _, _, err in ended]
+    news = SessionReader(session).poll()
+    assert news is not None and [run.number for run in news.runs] == [1, 2]
+    first, fixed = (run.report for run in news.runs)
+    assert _counts(list(first.ranks)) == _counts(_truth(LESSON))
+    assert fixed.settings.dynamic is True and fixed.divergence == () and fixed.error is None
+    assert [r.graph_count for r in fixed.ranks] == [1, 1]
+    assert news.presenter is not None and not news.presenter.live
