@@ -119,3 +119,21 @@ def test_a_rank_killed_at_the_timeout_is_not_the_cause_when_another_rank_raised(
     error = run_error([_with(stuck), _with(raised)], [7, None])
     assert error is not None and (error.type, error.line) == ("KeyError", 12)
     assert error.message == "rank 1: 'x'; rank 0 was still running when the run timed out"
+
+
+def test_under_torchrun_a_ranks_own_failure_is_named_before_a_rank_whose_report_never_came() -> None:
+    from playground.worker.process.rank_group import run_error
+
+    missing = RunError(kind="worker", type="RankMissing", message="rank 0 sent no report through torchrun's store: …")
+    own = RunError(kind="worker", type="LaunchError", message="rank 1 could not join the process group: rank 0 …")
+    error = run_error([_with(missing), _with(own)], [None, None])
+    assert error is not None and error.type == "LaunchError"
+    assert (
+        error.message
+        == "rank 1 could not join the process group: rank 0 …; rank 0 sent no report through torchrun's store"
+    )
+    waited = RunError(kind="snippet", type="RuntimeError", message="Connection closed by peer [127.0.0.1]:1", line=11)
+    gone = RunError(kind="worker", type="RankMissing", message="rank 1 sent no report through torchrun's store: …")
+    error = run_error([_with(waited), _with(gone)], [None, None])
+    assert error is not None and error.type == "RankMissing" and error.line == 11  # where rank 0 waited for it
+    assert error.message.endswith("rank 0 was left waiting in a collective at line 11")

@@ -291,10 +291,21 @@ def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError 
     causes = [r for r, report in enumerate(reports) if report.error is not None and not _left_waiting(report.error)]
     if not causes:
         return collective_error(reports, stack_lines)
-    waiting = [(r, report.error) for r, report in enumerate(reports) if report.error is not None and r not in causes]
+    # Under torchrun, a rank whose report never came says least: a rank here that failed on its
+    # own is named first, and the missing ones after it.
+    missing = [r for r in causes if _missing(reports[r])]
+    if len(missing) < len(causes):
+        causes = [r for r in causes if r not in missing]
+    else:
+        missing = []
+    waiting = [
+        (r, report.error)
+        for r, report in enumerate(reports)
+        if report.error is not None and r not in causes and r not in missing
+    ]
     rank, error = causes[0], reports[causes[0]].error
     assert error is not None
-    if rank == 0 and not waiting:
+    if rank == 0 and not waiting and not missing:
         return None
     lines = [e.line or stack_lines[r] for r, e in waiting]
     # The failing rank's own line; where the others waited is said in words. A rank of torchrun's
@@ -305,6 +316,8 @@ def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError 
     said = error.message if error.message.startswith(f"rank {rank} ") else f"rank {rank}: {error.message}"
     if len(causes) > 1:
         said += f"; {_ranks(causes[1:])} failed too"
+    if missing:
+        said += f"; {_ranks(missing)} sent no report through torchrun's store"
     in_collective = [r for r, e in waiting if e.type != "Timeout"]
     if in_collective:
         at = sorted({x for (r, _), x in zip(waiting, lines, strict=True) if x and r in in_collective})
@@ -327,6 +340,10 @@ def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError 
             detail=error.detail,
         )
     return replace(error, message=said, line=line)
+
+
+def _missing(report: Report) -> bool:
+    return report.error is not None and report.error.type == "RankMissing"
 
 
 def _was(ranks_: list[int]) -> str:
