@@ -3,6 +3,7 @@ side, exit 2, nothing on stdout, no process of its own left and the file never w
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,24 @@ def test_inputs_that_raise_on_the_compiled_side_are_the_snippets_error(tmp_path:
         "compile-playground bisect: snippet error: inputs() raised on the compiled run: "
         f"RuntimeError: inputs are gone (line {line})"
     ), said
+
+
+def test_inputs_that_return_a_list_are_bisected_as_a_generator_is(tmp_path: Path) -> None:
+    """The contract's inputs() returns an iterable of calls: a list (the app's own templates
+    write one) is bisected as the generator of the lesson is, to the same culprit."""
+    lesson = (LESSONS / "wrong_decomposition.py").read_text()
+    listed = lesson.replace("    yield (torch.randn(8),)", "    return [(torch.randn(8),)]")
+    assert listed != lesson
+    path = tmp_path / "listed.py"
+    path.write_text(listed)
+    out = _bisect(path, "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])["bisection"]
+    assert found["subsystem"] == "decomposition" and "aten.sin" in found["debug_info"]
+
+
+def test_inputs_that_are_not_iterable_are_the_snippets_error(tmp_path: Path) -> None:
+    path = tmp_path / "none.py"
+    path.write_text("import torch\n\ndef fn(x):\n    return x + 1\n\ndef inputs():\n    return None\n")
+    said = _said(_bisect(path))
+    assert "snippet error" in said and "not iterable" in said

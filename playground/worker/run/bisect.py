@@ -107,7 +107,10 @@ class InputsFailed(Exception):
 def _calls(module: dict[str, Any]) -> Iterator[Any]:
     """inputs()'s calls, what it raises as InputsFailed (the compiled side's exceptions are
     otherwise the compile's)."""
-    made = module["inputs"]()
+    try:
+        made = iter(module["inputs"]())  # an iterable, as the contract has it: a list too
+    except BaseException as exc:  # noqa: BLE001 - the user's own, sys.exit too
+        raise InputsFailed(str(exc)) from exc
     while True:
         try:
             args = next(made)
