@@ -1,5 +1,6 @@
 """`q` in every phase of a run, through a real pseudo-terminal and the real app: while torch is
-starting, while the template warms Inductor, during a long compile and while the snippet runs.
+starting, while the template warms Inductor, during a long compile, while the snippet runs and
+while a bisection's steps run (q quits from its screen too).
 Each time the terminal is given back (the alternate screen left) and the app has exited within
 QUIT_S of the key, and no process of ours is left: not the app's, not the worker's (its template,
 a run's child, the spare, a compiler), not one the snippet started in a session of its own.
@@ -70,6 +71,21 @@ def slow():
 def fn(x):
     slow()
     return x + 1
+
+def inputs():
+    return [(torch.randn(8),)]
+"""
+
+#: Inductor's values wrong on purpose (snippets/bisect/wrong_decomposition.py): Equiv says FAIL,
+#: so `s` starts a bisection, whose steps are processes of their own.
+WRONG_SIN = """\
+import torch
+from torch._inductor.decomposition import decompositions
+
+decompositions[torch.ops.aten.sin.default] = lambda x: torch.cos(x)
+
+def fn(x):
+    return torch.sin(x) + 1
 
 def inputs():
     return [(torch.randn(8),)]
@@ -178,8 +194,9 @@ def idle_quit(tmp_path_factory: pytest.TempPathFactory) -> float:
         ("starting Inductor", SIMPLE, "inductor", b"starting Inductor"),
         ("a long compile", LONG_COMPILE, "aot_eager", b"compiling call 1"),
         ("a run", LONG_RUN, "eager", b"compiling call 1"),
+        ("a bisection", WRONG_SIN, "inductor", b"equiv FAIL"),
     ],
-    ids=["torch", "inductor", "compile", "run"],
+    ids=["torch", "inductor", "compile", "run", "bisection"],
 )
 def test_q_leaves_at_once_in_every_phase(
     tmp_path: Path, idle_quit: float, phase: str, snippet: str, backend: str, shown: bytes
@@ -195,6 +212,10 @@ def test_q_leaves_at_once_in_every_phase(
             assert pids_file.read_text().strip(), "the snippet's process never started"
         elif phase == "a long compile":
             time.sleep(0.5)  # well inside Dynamo's trace of the 8000 ops
+        elif phase == "a bisection":
+            os.write(master, b"s")
+            steps = _read(master, 120, until=b"step 1")
+            assert b"step 1" in steps, steps[-600:]
         given_back, exited, left = _press_q(app, master, pids_file)
         print(f"q during {phase}: terminal back after {given_back:.3f} s, exited after {exited:.3f} s")
         assert not left, f"left behind after q during {phase}: {sorted(left)}"

@@ -3,7 +3,7 @@ a fresh process (playground/worker/run/bisect.py) that judges eager against Indu
 verdict; the screen shows each step as it lands, then what was found (backend, subsystem, the
 n-th application, torch's debug info, the snippet line) and the workaround, which `a` applies
 to the app's settings and reruns. escape cancels (the bisection's process group is killed) or
-closes.
+closes; q quits the app from here too, as in every other phase of a run.
 
 The bisection runs in a Textual worker that posts messages; only their handlers touch widgets.
 `bisector` is injected (engine/bisecting.py's `bisect` in the app, a fake under Pilot)."""
@@ -96,8 +96,10 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
     """Bisects `path` under `config`; dismissed with the workaround's config when `a` applies it."""
 
     BINDINGS = [
-        Binding("escape,q", "close", "cancel/close", tooltip="Cancel the bisection, or close it", id="bisect-close"),
+        Binding("escape", "close", "cancel/close", tooltip="Cancel the bisection, or close it", id="bisect-close"),
         Binding("a", "apply", "apply workaround", tooltip="Apply the workaround's config and rerun", id="bisect-apply"),
+        # q is the app's quit here too: a bisection is a phase a user may want out of at once.
+        Binding("q", "quit", "quit", tooltip="Stop the bisection and the worker, and leave", id="bisect-quit"),
     ]
 
     DEFAULT_CSS = """
@@ -191,6 +193,10 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
             self.notify("no config switch to apply for what was found", timeout=4)
             return
         self.dismiss(config)
+
+    async def action_quit(self) -> None:
+        self.workers.cancel_group(self, "bisect")  # the bisector's finally kills the group
+        await self.app.action_quit()  # type: ignore[attr-defined] - the playground's own quit
 
     async def action_close(self) -> None:
         if self.running:
