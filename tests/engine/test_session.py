@@ -54,3 +54,22 @@ def test_write_new_file_never_replaces(tmp_path: Path):
     assert write_new_file(dest, b"two") == tmp_path / "demo-run1-2.py"
     assert dest.read_bytes() == b"one"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-run1-2.py", "demo-run1.py"]
+
+
+def test_a_presenter_on_another_machine_is_taken_at_its_word(tmp_path: Path):
+    """A torchrun node on another machine writes to a shared folder: its pid means nothing
+    here, so `live` is all a follower has; on this machine a dead pid is a presenter gone."""
+    from playground.engine.session.records import PresenterState, this_host
+
+    writer = SessionWriter(tmp_path / "s", snippet_name="t.py")
+    try:
+        state = SessionReader(tmp_path / "s").poll().presenter
+        assert state is not None and state.host == this_host() and state.present
+    finally:
+        writer.close()
+    dead = 2**22 + 12345  # past any pid this machine gives
+    elsewhere = PresenterState(live=True, pid=dead, host="another-node")
+    assert PresenterState.from_dict(elsewhere.to_dict()) == elsewhere
+    assert elsewhere.present
+    assert not PresenterState(live=True, pid=dead, host=this_host()).present
+    assert not PresenterState(live=False, pid=dead, host="another-node").present

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,8 +66,10 @@ class PublishedRun:
 @dataclass(frozen=True)
 class PresenterState:
     """What presenter.json says: `live` until the presenter quits; `pid` and `start` let a
-    follower tell a presenter that was killed; `run` is their newest run, `pane` the pane on
-    their screen, `hello` their worker's handshake (torch version, cuda)."""
+    follower tell a presenter that was killed, on `host` (the presenter's machine: a folder on
+    a shared filesystem may be followed from another, where the pid means nothing); `run` is
+    their newest run, `pane` the pane on their screen, `hello` their worker's handshake (torch
+    version, cuda)."""
 
     live: bool = False
     pid: int = 0
@@ -78,6 +81,7 @@ class PresenterState:
     hello: WorkerHello | None = None
     since: float = 0.0
     ended_at: float | None = None
+    host: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,11 +96,12 @@ class PresenterState:
             "hello": self.hello.to_dict() if self.hello is not None else {},
             "since": self.since,
             "ended_at": self.ended_at,
+            "host": self.host,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PresenterState:
-        for key in ("start", "user", "snippet_name", "pane"):
+        for key in ("start", "user", "snippet_name", "pane", "host"):
             if not isinstance(data.get(key) or "", str):
                 raise SessionFileError(f"{key} is not text")
         return cls(
@@ -110,9 +115,22 @@ class PresenterState:
             hello=WorkerHello.from_dict(data["hello"]) if data.get("hello") else None,
             since=_time(data.get("since") or 0.0, "since"),
             ended_at=None if data.get("ended_at") is None else _time(data["ended_at"], "ended_at"),
+            host=str(data.get("host") or ""),
         )
 
     @property
     def present(self) -> bool:
-        """Live, and the process that said so still runs (a killed presenter says nothing)."""
+        """Live, and the process that said so still runs (a killed presenter says nothing). A
+        presenter on another machine (a torchrun node writing to a shared folder) cannot be
+        asked: its word, `live`, is all there is."""
+        if self.host and self.host != this_host():
+            return self.live
         return self.live and process_alive(self.pid, self.start)
+
+
+def this_host() -> str:
+    """This machine's name, as a presenter records it ("" where it cannot be had)."""
+    try:
+        return socket.gethostname()
+    except OSError:
+        return ""

@@ -26,7 +26,7 @@ from playground.engine.session.folder_files import (
     read_bounded,
 )
 from playground.engine.session.reader import run_numbers
-from playground.engine.session.records import PresenterState, PublishedRun
+from playground.engine.session.records import PresenterState, PublishedRun, this_host
 from playground.engine.settings import Settings
 from playground.engine.textsafe import one_line
 
@@ -102,6 +102,7 @@ class SessionWriter:
             snippet_name=snippet_name,
             run=self.number,
             since=time.time(),
+            host=this_host(),
         )
         self._write_state()
 
