@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 
 from tui_fakes import FakeEngine, bar_text, pane_text, settle
@@ -240,3 +241,28 @@ def test_readers_never_see_a_torn_run(tmp_path: Path):
 def test_the_workshop_guide_lists_the_followers_keys():
     guide = (Path(__file__).resolve().parents[2] / "docs" / "workshop.md").read_text()
     assert markdown_table(FOLLOW_TABLE) in guide
+
+
+async def test_o_shows_each_rank_of_a_run_across_ranks(tmp_path: Path):
+    """A presenter's run across ranks (the canned report of ranks/one_rank_recompiles.py: only
+    rank 1 recompiles): the follower opens on rank 0 and `o` shows rank 1's own facts, as the
+    presenter's app does, then rank 0 again."""
+    from tui_fakes import load_fixture
+
+    report = replace(Report.from_dict(load_fixture("one_rank_recompiles")), content_sha256="")
+    writer = SessionWriter(tmp_path / "s", snippet_name="one_rank_recompiles.py")
+    writer.publish(report, "# ranks\n", Settings(ranks=2), "one_rank_recompiles.py")
+    app = FollowApp(tmp_path / "s", directory=tmp_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for([pilot], lambda: app.shown_run == 1)
+            await pilot.pause(0.1)
+            assert "recompiles 0" in bar_text(app) and "ranks differ" in bar_text(app)
+            await pilot.press("o")
+            await pilot.pause(0.1)
+            assert "recompiles 1" in bar_text(app) and "rank 1" in bar_text(app)
+            await pilot.press("o")
+            await pilot.pause(0.1)
+            assert "recompiles 0" in bar_text(app)
+    finally:
+        writer.close()

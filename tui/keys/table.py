@@ -342,6 +342,14 @@ FOLLOW_KEYS: tuple[Key, ...] = (
         "jump to the presenter's newest run and follow each new one as it lands",
         "live",
     ),
+    Key(
+        "o",
+        "next_rank",
+        "rank",
+        "Next rank",
+        "across ranks (a --ranks run, or a torchrun job's): which rank the panes show, each in turn",
+        "rank",
+    ),
     Key("q", "quit", "quit", "Quit", "leave; the presenter's session goes on without you", "quit"),
 )
 #: What the follower borrows from the main table.

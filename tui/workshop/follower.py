@@ -245,6 +245,14 @@ class FollowApp(App[Fork | None]):
         self.following.go_live()
         self.show()
 
+    def action_next_rank(self) -> None:
+        rank = self.following.next_rank()
+        if rank is None:
+            self.notify("o shows each rank in turn: the shown run is not across ranks", timeout=3)
+            return
+        self.show()
+        self.notify(f"showing rank {rank}", timeout=3)
+
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
 

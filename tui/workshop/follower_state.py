@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
+from playground.engine import ranks
 from playground.engine.hello import WorkerHello
 from playground.engine.history import History
 from playground.engine.session import PresenterState, PublishedRun
@@ -39,6 +40,8 @@ class Following:
         self.seen_presenter = False
         self.history = History()
         self.problem = ""
+        #: Across ranks: the rank the panes show (None: rank 0, the report's top level).
+        self.shown_rank: int | None = None
 
     def add(self, runs: tuple[PublishedRun, ...]) -> None:
         """New runs, oldest first, made safe for the terminal once, here: every string the
@@ -80,6 +83,15 @@ class Following:
         self.live = True
         self.position = len(self.runs) - 1
 
+    def next_rank(self) -> int | None:
+        """Across ranks: the next rank of the shown run for the panes, round to rank 0; None
+        when the shown run is not across ranks."""
+        run = self.shown
+        if run is None or run.report.world_size is None or not run.report.ranks:
+            return None
+        self.shown_rank = ((self.shown_rank or 0) + 1) % len(run.report.ranks)
+        return self.shown_rank
+
     @property
     def presenter_gone(self) -> bool:
         """The presenter quit, or their process died without saying so."""
@@ -108,10 +120,11 @@ class Following:
             settings=run.settings,
             hello=hello or WorkerHello(torch_version=report.torch_version),
             run=state,
-            report=good.report if good else None,
-            attempt=report,
+            report=ranks.shown(good.report, self.shown_rank) if good else None,
+            attempt=ranks.shown(report, self.shown_rank),
             stale=good is not None and good is not run,
             since=since_previous(self.history, entry) if entry is not None and good is run else None,
+            shown_rank=self.shown_rank if report.world_size is not None else None,
         )
 
     def bar(self, now: float | None = None) -> Text:
