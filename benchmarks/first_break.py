@@ -18,7 +18,11 @@ backend's compile inside them, diagnostics, the eager reference, equivalence), w
 break's moment on the same clock: what stands between a save and its first finding. The timing
 runs briefly (--min-run-time 0.01) so that the waterfall rides on it.
 
-    python benchmarks/first_break.py [--saves 3] [--backend inductor]
+With --compare, a second worker with the template's trace warm-up off
+(COMPILE_PLAYGROUND_TRACE_WARMUP=0: playground/worker/process/trace_warmup.py) runs the same
+saves, alternated save by save with the first, so that both meet the machine's drift alike.
+
+    python benchmarks/first_break.py [--saves 3] [--backend inductor] [--compare]
 """
 
 from __future__ import annotations
@@ -86,36 +90,62 @@ async def one_save(client: WorkerClient, path: str, n: int, settings: Settings) 
     return seen
 
 
-async def main(saves: int, backend: str) -> None:
+async def _started(env: dict[str, str]) -> WorkerClient:
+    """A worker started with `env` added to this process's environment (its client passes it on)."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        client = WorkerClient(timeout_s=600)
+        await client.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return client
+
+
+async def main(saves: int, backend: str, compare: bool = False) -> None:
     folder = tempfile.mkdtemp(prefix="first-break-")
-    path = os.path.join(folder, "gpt2_break.py")
-    client = WorkerClient(timeout_s=600)
-    await client.start()
-    rows = []
+    routes = {"trace warm-up on": {}}
+    if compare:
+        routes["trace warm-up off"] = {"COMPILE_PLAYGROUND_TRACE_WARMUP": "0"}
+    paths = {name: os.path.join(folder, f"gpt2_break_{i}.py") for i, name in enumerate(routes)}
+    clients = {name: await _started(env) for name, env in routes.items()}
+    rows: dict[str, list[dict[str, float | None]]] = {name: [] for name in routes}
+    print(f"load average at the start: {os.getloadavg()[0]:.2f}")
     try:
         settings = Settings(backend=backend, cold=True)  # every save a true cold compile
-        print(f"{'save':<5} {'first break':>12} {'Dynamo trace':>13} {'diagnostics':>12} {'complete':>10}")
-        for n in range(saves):
-            row = await one_save(client, path, n, settings)
-            rows.append(row)
-            print(
-                f"{n + 1:<5} {_s(row['first_break']):>12} {_s(row['dynamo_first']):>13} "
-                f"{_s(row['diagnostics']):>12} {_s(row['complete']):>10}",
-                flush=True,
-            )
-    finally:
-        await client.close()
-        os.unlink(path)
-        os.rmdir(folder)
-    print_waterfall(rows)
-    firsts = [r["first_break"] for r in rows if r["first_break"] is not None]
-    diags = [r["diagnostics"] for r in rows if r["diagnostics"] is not None]
-    if firsts and diags:
         print(
-            f"\nmedian: first break {statistics.median(firsts):.2f} s, diagnostics {statistics.median(diags):.2f} s "
-            f"(the break shown {statistics.median(diags) / statistics.median(firsts):.1f}x sooner than the "
-            "whole compile)"
+            f"{'route':<18} {'save':<5} {'first break':>12} {'Dynamo trace':>13} {'diagnostics':>12} {'complete':>10}"
         )
+        for n in range(saves):
+            for name, client in clients.items():  # alternated: the machine's drift hits both
+                row = await one_save(client, paths[name], n, settings)
+                rows[name].append(row)
+                print(
+                    f"{name:<18} {n + 1:<5} {_s(row['first_break']):>12} {_s(row['dynamo_first']):>13} "
+                    f"{_s(row['diagnostics']):>12} {_s(row['complete']):>10}",
+                    flush=True,
+                )
+    finally:
+        for client in clients.values():
+            await client.close()
+        for path in paths.values():
+            if os.path.exists(path):
+                os.unlink(path)
+        os.rmdir(folder)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    for name, done in rows.items():
+        if compare:
+            print(f"\n{name}:")
+        print_waterfall(done)
+        firsts = [r["first_break"] for r in done if r["first_break"] is not None]
+        diags = [r["diagnostics"] for r in done if r["diagnostics"] is not None]
+        if firsts and diags:
+            print(
+                f"\nmedian: first break {statistics.median(firsts):.2f} s, diagnostics {statistics.median(diags):.2f} s "
+                f"(the break shown {statistics.median(diags) / statistics.median(firsts):.1f}x sooner than the "
+                "whole compile)"
+            )
 
 
 def print_waterfall(rows: list[dict[str, float | None]]) -> None:
@@ -139,5 +169,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--saves", type=int, default=3)
     parser.add_argument("--backend", default="inductor")
+    parser.add_argument("--compare", action="store_true", help="and a worker without the trace warm-up, alternated")
     args = parser.parse_args()
-    asyncio.run(main(args.saves, args.backend))
+    asyncio.run(main(args.saves, args.backend, args.compare))
