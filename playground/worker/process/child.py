@@ -5,6 +5,7 @@ never the template itself. Worker-side."""
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -85,6 +86,7 @@ def run_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None
         run_here(inherited, request, limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
+        said_why(inherited)
     finally:
         os._exit(code)
 
@@ -114,6 +116,7 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
             run_here(inherited, request, limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
+        said_why(inherited)
     finally:
         os._exit(code)
 
@@ -142,8 +145,21 @@ def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> Non
         write_json(request.code_to, sanitize(result))
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
+        said_why(inherited)
     finally:
         os._exit(code)
+
+
+def said_why(inherited: Inherited) -> None:
+    """A child that is ending with code 70 (an exception of ours escaped it): its traceback on
+    the worker's stderr, whose tail the client keeps for the run's error, so that it is not a
+    bare exit code. Written to the descriptor, not through the file object's buffer, which the
+    fork copied from the template."""
+    import traceback
+
+    with contextlib.suppress(Exception):
+        text = f"compile-playground worker: process {os.getpid()} failed in the playground's own code\n"
+        os.write(inherited.crash_log.fileno(), (text + traceback.format_exc()).encode("utf-8", "replace"))
 
 
 def _become_child(inherited: Inherited, parent: int) -> None:

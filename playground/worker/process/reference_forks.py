@@ -19,7 +19,7 @@ from typing import Any
 
 from playground.worker import compat
 from playground.worker.process import limits, procs
-from playground.worker.process.child import Inherited
+from playground.worker.process.child import Inherited, said_why
 from playground.worker.process.witness import Witness
 from playground.worker.run import program_reference, ranks
 from playground.worker.run.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
@@ -145,5 +145,6 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
         os.rename(path + ".part", path)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
+        said_why(inherited)
     finally:
         os._exit(code)
