@@ -178,6 +178,9 @@ def _main(argv: list[str] | None) -> int:
         return 0
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if argv and argv[0] in COMMANDS else argv
+    if (refused := _not_a_rank(command, rest)) is not None:
+        print(f"compile-playground: {refused}", file=sys.stderr)
+        return EXIT_ERROR
     if command == "check":
         args = parse("check", rest)
         return _run_guarded(lambda client: check(args, client), args.timeout)
@@ -203,6 +206,24 @@ def _main(argv: list[str] | None) -> int:
 
         return serve_main(rest)
     return _app(rest)
+
+
+def _not_a_rank(command: str, rest: list[str]) -> str | None:
+    """Why `command` cannot run as one rank of a torchrun job (torchrun started this process:
+    engine.ranks.launch_of), or None. Only check and watch run a rank; the app, matrix, bisect
+    and serve's app would start one screen or one search per process of the job."""
+    from playground.engine.ranks import launch_of
+
+    if command in ("check", "watch", "follow") or (command == "serve" and "--follow" in rest):
+        return None
+    if launch_of(os.environ) is None:
+        return None
+    what = {"app": "the app", "serve": "serve's app"}.get(command, command)
+    return (
+        f"{what} does not run as a rank of a torchrun job: on each node run "
+        "`torchrun … -m playground watch SNIPPET --present DIR` (or check), "
+        "and `compile-playground follow DIR` to see every rank"
+    )
 
 
 def _app(argv: list[str]) -> int:

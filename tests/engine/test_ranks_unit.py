@@ -236,3 +236,20 @@ def test_a_follower_of_a_jobs_session_reads_the_lowest_ranks_folder_once_it_has_
     # Kept once a run was read from it: the run numbers are that folder's.
     follower.poll()
     assert follower.source == tmp_path / "job" / "rank0"
+
+
+def test_only_check_watch_and_follow_run_under_torchrun(monkeypatch):
+    """Under torchrun's environment the app, matrix, bisect and serve's app are refused in one
+    line saying what to run instead (each process of the job would start its own screen or
+    search); check, watch, follow and serve --follow go on. Outside torchrun, nothing refused."""
+    from playground.cli.main import _not_a_rank
+
+    for key, value in TORCHRUN.items():
+        monkeypatch.setenv(key, value)
+    for command, rest in [("app", []), ("matrix", ["f.py"]), ("bisect", ["f.py"]), ("serve", ["f.py"])]:
+        said = _not_a_rank(command, rest)
+        assert said is not None and "watch SNIPPET --present DIR" in said and "follow DIR" in said, command
+    for command, rest in [("check", []), ("watch", []), ("follow", ["d"]), ("serve", ["--follow", "d"])]:
+        assert _not_a_rank(command, rest) is None, command
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID")
+    assert _not_a_rank("app", []) is None
