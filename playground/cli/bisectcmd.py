@@ -18,11 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.cli.flags import Parser, config_arg, dynamic_arg, mode_arg, seconds_arg
+from playground.cli.flags import Parser, add_setting_flags, config_arg, seconds_arg
 from playground.engine.bisecting import bisect_command, read_line
 from playground.engine.report.bisection import BisectResult
 
 EXIT_ERROR = 2
+#: What bisect's settings flags may set (the worker's bisect_snippet.SETTING_KEYS).
+SETTING_FLAGS = ("fullgraph", "dynamic", "mode", "target")
 
 
 def workaround_flags(workaround: dict[str, Any]) -> str:
@@ -37,13 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("snippet", help="the snippet file")
     # The settings a step compiles under, over the snippet's SETTINGS (as check's flags are);
     # each absent unless given. The backend is the bisection's own: inductor, stage by stage.
-    g = p.add_argument_group("settings (override the snippet's SETTINGS; the backend is inductor's stages)")
-    given = {"default": argparse.SUPPRESS}
-    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
-    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
-    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
-    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
-    g.add_argument("--target", choices=("model", "fn"), help="which to compile when the snippet defines both", **given)
+    title = "settings (override the snippet's SETTINGS; the backend is inductor's stages)"
+    add_setting_flags(p, only=SETTING_FLAGS, title=title)
     p.add_argument(
         "--config",
         dest="config",
@@ -68,10 +65,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="with --markdown FILE: replace an existing file")
     return p
-
-
-#: What bisect's settings flags may set (the worker's bisect_snippet.SETTING_KEYS).
-SETTING_FLAGS = ("fullgraph", "dynamic", "mode", "target")
 
 
 def setting_flags(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:

@@ -138,25 +138,36 @@ def seconds_arg(low: float, high: float, *, zero_ok: bool = False) -> Any:
 # --- flag groups -----------------------------------------------------------------------------
 
 
-def add_setting_flags(p: argparse.ArgumentParser) -> None:
-    """The settings flags; each defaults to "not given" (absent from the namespace), so that
-    `overrides_of(args)` holds exactly what the user typed: --dynamic auto is {"dynamic": None}."""
-    g = p.add_argument_group("settings (override the snippet's SETTINGS)")
+def add_setting_flags(
+    p: argparse.ArgumentParser,
+    only: tuple[str, ...] | None = None,
+    title: str = "settings (override the snippet's SETTINGS)",
+) -> None:
+    """The settings flags (`only` those settings, when given: bisect takes four); each defaults
+    to "not given" (absent from the namespace), so that `overrides_of(args)` holds exactly what
+    the user typed: --dynamic auto is {"dynamic": None}."""
+    g = p.add_argument_group(title)
     given = {"default": argparse.SUPPRESS}
-    g.add_argument("--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True", **given)
-    g.add_argument("--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False", **given)
-    g.add_argument("--dynamic", type=dynamic_arg, metavar="auto|true|false", **given)
-    g.add_argument("--backend", type=name_arg, metavar="NAME", help="eager, aot_eager, inductor, …", **given)
-    g.add_argument("--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …", **given)
-    g.add_argument("--device", choices=DEVICES, **given)
-    g.add_argument(
+
+    def add(setting: str, *names: str, **kwargs: Any) -> None:
+        if only is None or setting in only:
+            g.add_argument(*names, **kwargs, **given)
+
+    add("fullgraph", "--fullgraph", dest="fullgraph", action="store_true", help="fullgraph=True")
+    add("fullgraph", "--no-fullgraph", dest="fullgraph", action="store_false", help="fullgraph=False")
+    add("dynamic", "--dynamic", type=dynamic_arg, metavar="auto|true|false")
+    add("backend", "--backend", type=name_arg, metavar="NAME", help="eager, aot_eager, inductor, …")
+    add("mode", "--mode", type=mode_arg, metavar="NAME", help="default, reduce-overhead, max-autotune, …")
+    add("device", "--device", choices=DEVICES)
+    add(
+        "cold",
         "--cold",
         action="store_true",
         help="disable Inductor's FX/AOT caches so the first call is a true cold compile",
-        **given,
     )
     # Torch's own switches; --config adds to the snippet's SETTINGS["config"].
-    g.add_argument(
+    add(
+        "config",
         "--config",
         dest="config",
         action="append",
@@ -164,30 +175,27 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="set torch._dynamo.config / torch._inductor.config for the run, e.g. "
         "dynamo.capture_scalar_outputs=true (repeatable)",
-        **given,
     )
-    g.add_argument(
-        "--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile", **given
-    )
-    g.add_argument(
+    add("stance", "--stance", type=stance_arg, metavar="NAME", help="torch.compiler.set_stance, e.g. fail_on_recompile")
+    add(
+        "error_on_graph_break",
         "--error-on-graph-break",
         dest="error_on_graph_break",
         action="store_true",
         help="a graph break raises (torch._dynamo.error_on_graph_break)",
-        **given,
     )
-    g.add_argument(
+    add(
+        "ranks",
         "--ranks",
         type=ranks_arg,
         metavar="N",
         help="run in N processes joined by torch.distributed, as torchrun would (gloo on CPU)",
-        **given,
     )
-    g.add_argument(
+    add(
+        "target",
         "--target",
         choices=("model", "fn"),
         help="which to compile when the snippet defines both model and fn (default: model)",
-        **given,
     )
 
 
