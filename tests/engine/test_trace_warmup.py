@@ -43,6 +43,12 @@ def make():
     from cp_traced_lib import lazy
 
     return lazy.ones()
+
+
+def make_other():
+    from cp_traced_lib import lazy_other
+
+    return lazy_other.ones()
 """
 LAZY = """
 import os
@@ -94,6 +100,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(LIBRARY, encoding="utf-8")
     (package / "lazy.py").write_text(LAZY, encoding="utf-8")
+    (package / "lazy_other.py").write_text(
+        LAZY.replace("cp_traced_lib.lazy", "cp_traced_lib.lazy_other"), encoding="utf-8"
+    )
     return folder
 
 
@@ -179,6 +188,7 @@ def test_the_next_runs_child_finds_what_the_last_trace_met_already_warm(worker, 
     first = _report(worker, path)
     # The template warms after the run's report is sent, before it takes the next request.
     second = _report(worker, path)
+    assert first["error"] is None, first["error"]
     assert _printed(first) == "tokenized False current True lazy False", first["output"]
     assert _printed(second) == "tokenized True current True lazy True", second["output"]
     # imported lazily by the first run's child, then by the template: never by a later run
@@ -213,6 +223,38 @@ def test_a_tokenized_file_that_changes_is_read_as_it_is_now(worker, site, log, t
         assert _printed(report) == "tokenized True current True lazy True"
     finally:
         library.write_text(original, encoding="utf-8")
+
+
+CONFIGURED = """
+import sys
+import torch
+import cp_traced_lib
+
+torch._dynamo.config.capture_scalar_outputs = True  # what a module imported now may read
+print("lazy", "cp_traced_lib.lazy_other" in sys.modules)
+
+
+def fn(x):
+    return cp_traced_lib.scale(x)
+
+
+def inputs():
+    yield cp_traced_lib.make_other()
+"""
+
+
+def test_modules_a_run_imported_under_its_own_config_are_left_to_the_runs(worker, site, log, tmp_path):
+    """A module may read torch's config when it is imported: one imported while the snippet's
+    config was in force holds what the template's import would not, so it is never imported
+    ahead (and every run imports it, as a fresh process does)."""
+    path = tmp_path / "configured.py"
+    path.write_text(textwrap.dedent(CONFIGURED).lstrip(), encoding="utf-8")
+    reports = [_report(worker, path) for _ in range(3)]
+    assert reports[0]["error"] is None, reports[0]["error"]
+    assert [_printed(r) for r in reports] == ["lazy False"] * 3
+    assert worker.template_pid not in _importers(log, "cp_traced_lib.lazy_other")
+    fresh = _fresh(path, _env(site, log))
+    assert all(_essence(r) == _essence(fresh) for r in reports)
 
 
 HELPER_USER = """

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from typing import Any
 
+from playground.worker.compat import CONFIG_MODULES
 from playground.worker.compat.funcname_cache import funcname_cache
 
 #: COMPILE_PLAYGROUND_TRACE_WARMUP=0 turns the trace's warm-up off.
@@ -59,6 +60,13 @@ class Recorder:
         self.before: set[str] = set(sys.modules) if self.wanted else set()
         # Named now, before the snippet runs (it may change TMPDIR or tempfile.tempdir).
         self.path = met_path(os.getppid(), request.id) if self.wanted else ""
+        # A module may read torch's config when it is imported (torch._functorch.partitioners,
+        # Inductor's decompose_mem_bound_mm do): imported during a run whose config was not the
+        # template's, it holds what the template's import would not. Such a run's modules are
+        # left to the runs; its files are not (tokenizing reads no config).
+        settings = request.run.settings
+        self.config_as_template = not settings.config and settings.mode in (None, "default")
+        self.config = config_digest() if self.wanted else ""
         drop_stale()
 
     def write(self) -> None:
@@ -68,7 +76,8 @@ class Recorder:
             return
         try:
             modules = {}
-            for name in set(sys.modules) - self.before:
+            same_config = self.config_as_template and config_digest() == self.config
+            for name in set(sys.modules) - self.before if same_config else ():
                 file = getattr(sys.modules.get(name), "__file__", None)
                 if isinstance(file, str):
                     modules[name] = file
@@ -79,6 +88,18 @@ class Recorder:
             os.replace(self.path + ".part", self.path)
         except Exception:  # noqa: BLE001, S110 - a courtesy to the next run, never the run's failure
             pass
+
+
+def config_digest() -> str:
+    """A digest of Dynamo's, Inductor's, functorch's and FX's config as they are now (those
+    imported)."""
+    parts = []
+    for name in sorted({*CONFIG_MODULES.values(), "torch._functorch.config", "torch.fx.experimental._config"}):
+        module = sys.modules.get(name)
+        copy = getattr(module, "get_config_copy", None)
+        if copy is not None:
+            parts.append((name, sorted((key, repr(value)) for key, value in copy().items())))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def drop_stale() -> None:
