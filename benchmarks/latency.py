@@ -249,15 +249,20 @@ def waterfall_ms(complete: dict, saved: float, line_at: float) -> dict[str, floa
     return out
 
 
-def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
+def measure(backend: str, saves: int, colds: int, trace_warmup_route: bool = False) -> dict[str, float]:
     import hashlib
 
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {name: Path(tmp) / name / "bench_snippet.py" for name in ("fork", "none", "floor")}
+        names = ("fork", "none", "floor", *(("fork_off",) if trace_warmup_route else ()))
+        paths = {name: Path(tmp) / name / "bench_snippet.py" for name in names}
         for path in paths.values():
             path.parent.mkdir()
             path.write_text(textwrap.dedent(SNIPPET.format(backend=backend, n=0)))
         routes = {name: WarmRoute(paths[name], name, waterfall=name == "fork") for name in ("fork", "none")}
+        if trace_warmup_route:  # the fork route without the template's trace warm-up
+            routes["fork_off"] = WarmRoute(
+                paths["fork_off"], "fork", waterfall=True, env={"COMPILE_PLAYGROUND_TRACE_WARMUP": "0"}
+            )
         floor, tuned = Floor(), Floor(TUNED_MALLOC)
         try:
             for name, route in routes.items():
@@ -265,8 +270,10 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
             floor.run(paths["floor"], backend)  # its first run pays torch's one-time start-up
             tuned.run(paths["floor"], backend)
             lat: dict[str, list[float]] = {"fork": [], "none": [], "floor": [], "tuned": [], "snapshot": [], "cold": []}
+            lat["fork_off"] = []
             overhead: list[float] = []
             waterfalls: list[dict[str, float]] = []
+            waterfalls_off: list[dict[str, float]] = []
             # Interleave the routes so that machine noise hits them alike.
             for i in range(max(saves, colds)):
                 text = textwrap.dedent(SNIPPET.format(backend=backend, n=i + 1))
@@ -278,6 +285,8 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
                             overhead.append(latency - in_torch)
                             if waterfall:
                                 waterfalls.append(waterfall)
+                        elif name == "fork_off" and waterfall:
+                            waterfalls_off.append(waterfall)
                     paths["floor"].write_text(text)
                     run_s, snapshot_s = floor.run(paths["floor"], backend)
                     lat["floor"].append(run_s)
@@ -290,8 +299,12 @@ def measure(backend: str, saves: int, colds: int) -> dict[str, float]:
                 route.close()
             floor.close()
             tuned.close()
-    med = {name: statistics.median(values) for name, values in lat.items()}
+    med = {name: statistics.median(values) for name, values in lat.items() if values}
     return {
+        "fork_off_s": med.get("fork_off"),
+        "waterfall_off": {k: statistics.median(w.get(k, 0.0) for w in waterfalls_off) for k in WATERFALL}
+        if waterfalls_off
+        else {},
         "fork_s": med["fork"],
         "none_s": med["none"],
         "snapshot_s": med["none"] + med["snapshot"],
@@ -310,7 +323,14 @@ def main() -> None:
     p.add_argument("--saves", type=int, default=5)
     p.add_argument("--cold", type=int, default=3)
     p.add_argument("--backends", default="eager,inductor")
+    p.add_argument(
+        "--trace-warmup-route",
+        action="store_true",
+        help="and the fork route with the template's trace warm-up off (COMPILE_PLAYGROUND_TRACE_WARMUP=0)",
+    )
     args = p.parse_args()
+    load = os.getloadavg()
+    print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print("save -> diagnostics, medians; ratios of the fork design (the warm route) to the others")
     print("floor*: the floor with glibc's malloc keeping freed memory, as a run's child does")
     print(
@@ -319,7 +339,7 @@ def main() -> None:
     )
     results = []
     for backend in args.backends.split(","):
-        r = measure(backend, args.saves, args.cold)
+        r = measure(backend, args.saves, args.cold, args.trace_warmup_route)
         results.append((backend, r))
         print(
             f"{backend:<9} {r['fork_s'] * 1e3:>5.0f}ms {r['none_s'] * 1e3:>6.0f}ms {r['snapshot_s'] * 1e3:>7.0f}ms "
@@ -329,7 +349,19 @@ def main() -> None:
             f"{r['overhead_ms']:>6.0f}ms  {r['graphs']}/{r['breaks']}",
             flush=True,
         )
+    if args.trace_warmup_route:
+        print("the fork route without the template's trace warm-up (COMPILE_PLAYGROUND_TRACE_WARMUP=0):")
+        for backend, r in results:
+            off = r["fork_off_s"]
+            print(
+                f"{backend:<9} {off * 1e3:>5.0f}ms  fork/floor {off / r['floor_s']:.2f}x "
+                f"(with it: {r['fork_s'] * 1e3:.0f}ms, {r['fork_s'] / r['floor_s']:.2f}x)"
+            )
+    load = os.getloadavg()
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print_waterfalls(results)
+    if args.trace_warmup_route:
+        print_waterfalls([(f"{b}, off", {"waterfall": r["waterfall_off"]}) for b, r in results])
 
 
 def print_waterfalls(results: list[tuple[str, dict]]) -> None:
