@@ -20,7 +20,10 @@ runs briefly (--min-run-time 0.01) so that the waterfall rides on it.
 
 With --compare, a second worker with the template's trace warm-up off
 (COMPILE_PLAYGROUND_TRACE_WARMUP=0: playground/worker/process/trace_warmup.py) runs the same
-saves, alternated save by save with the first, so that both meet the machine's drift alike.
+saves, alternated save by save with the first, so that both meet the machine's drift alike; each
+save waits --pause seconds (3) first, so that the other worker's template has done its work
+between runs (its imports after a first run take seconds of CPU) rather than doing it during this
+save's trace.
 
     python benchmarks/first_break.py [--saves 3] [--backend inductor] [--compare]
 """
@@ -103,7 +106,7 @@ async def _started(env: dict[str, str]) -> WorkerClient:
     return client
 
 
-async def main(saves: int, backend: str, compare: bool = False) -> None:
+async def main(saves: int, backend: str, compare: bool = False, pause: float = 3.0) -> None:
     folder = tempfile.mkdtemp(prefix="first-break-")
     routes = {"trace warm-up on": {}}
     if compare:
@@ -119,6 +122,8 @@ async def main(saves: int, backend: str, compare: bool = False) -> None:
         )
         for n in range(saves):
             for name, client in clients.items():  # alternated: the machine's drift hits both
+                if compare:
+                    await asyncio.sleep(pause)  # the other template's work between runs done
                 row = await one_save(client, paths[name], n, settings)
                 rows[name].append(row)
                 print(
@@ -170,5 +175,6 @@ if __name__ == "__main__":
     parser.add_argument("--saves", type=int, default=3)
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--compare", action="store_true", help="and a worker without the trace warm-up, alternated")
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds before each save with --compare")
     args = parser.parse_args()
-    asyncio.run(main(args.saves, args.backend, args.compare))
+    asyncio.run(main(args.saves, args.backend, args.compare, args.pause))
