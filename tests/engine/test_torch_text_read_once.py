@@ -24,9 +24,11 @@ ALLOWED = {
         "the same faulthandler dump: where each one starts"
     ),
     ("playground/engine/settings.py", "[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}"): "a backend or mode name the user wrote",
-    ("playground/engine/settings.py", "(dynamo|inductor)(\\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}"): (
-        "a config key the user wrote"
-    ),
+    (
+        "playground/engine/settings.py",
+        "(dynamo|inductor)(\\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}|playground\\.without_decompositions",
+    ): "a config key the user wrote",
+    ("playground/engine/session/rank_folders.py", "^rank(\\d{1,6})$"): "a session's own rank folder names",
     ("playground/engine/session/folder_files.py", "^(\\d{6,})\\.json$"): "the session's own run file names",
     ("playground/engine/session/folder_files.py", "[^\\w.-]+"): "a fork's file name, made safe from the presenter's",
     ("playground/cli/servecmd.py", "<link[^>]*fonts\\.googleapis\\.com[^>]*>"): (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import socket
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,8 +129,9 @@ class PresenterState:
 
 
 def this_host() -> str:
-    """This machine's name, as a presenter records it ("" where it cannot be had)."""
+    """This machine's name (the kernel's node name, as `hostname` says it), as a presenter
+    records it; "" where it cannot be had."""
     try:
-        return socket.gethostname()
-    except OSError:
+        return os.uname().nodename
+    except (AttributeError, OSError):
         return ""
