@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 #: The config key of ours, in --config's syntax.
@@ -33,8 +34,18 @@ KEY = "playground.without_decompositions"
 #: The op names the run's settings take out of the table (switches.applied sets it).
 REMOVED: tuple[str, ...] = ()
 
-#: What this process has seen, for the run's note: ops the code registered, ops removed.
-_seen: dict[str, set[str]] = {"foreign": set(), "removed": set(), "absent": set(), "settled": set()}
+
+@dataclass
+class _Seen:
+    """What this run's compiles met, for its note."""
+
+    foreign: set[str] = field(default_factory=set)  # ops the code (or a library) registered
+    removed: set[str] = field(default_factory=set)  # overloads REMOVED took out
+    found: set[str] = field(default_factory=set)  # REMOVED's names that took something out
+    settled: bool = False  # a compile read Inductor's table
+
+
+_seen = _Seen()
 
 
 class BadOpName(ValueError):
@@ -85,13 +96,12 @@ def check(value: Any) -> tuple[str, ...]:
 def in_force(removed: tuple[str, ...]) -> Iterator[None]:
     """One run's table rules: `removed` taken out at each compile, what is seen noted afresh;
     Inductor's caches as they were afterwards (a template that runs in process goes on)."""
-    global REMOVED
+    global REMOVED, _seen
     import torch._inductor.config as inductor_config
 
     before = (REMOVED, inductor_config.force_disable_caches)
     REMOVED = tuple(removed)
-    for seen in _seen.values():
-        seen.clear()
+    _seen = _Seen()
     try:
         yield
     finally:
@@ -117,22 +127,22 @@ def settle() -> None:
     if table_module is None:
         return  # Inductor not imported: no compile of its can read the table
     table = table_module.decompositions
-    _seen["settled"].add("yes")
+    _seen.settled = True
     changed = False
     for name in REMOVED:
         popped = [op for op in overloads(name) if table.pop(op, None) is not None]
-        _seen["removed"].update(str(op) for op in popped)
-        if not popped and not any(name in str(op) for op in _seen["removed"]):
-            _seen["absent"].add(name)
-        changed = changed or bool(popped)
+        if popped:
+            _seen.removed.update(str(op) for op in popped)
+            _seen.found.add(name)
+            changed = True
     foreign = {str(op) for op, fn in table.items() if not _own(fn)}
-    _seen["foreign"] |= foreign
+    _seen.foreign |= foreign
     if changed:
         # torch's table without fallback_random is a cached copy of this one.
         cached = getattr(table_module, "fast_random_decomps", None)
         if hasattr(cached, "cache_clear"):
             cached.cache_clear()
-    if foreign or _seen["removed"]:
+    if foreign or _seen.removed:
         import torch._inductor.config as inductor_config
 
         inductor_config.force_disable_caches = True
@@ -141,22 +151,21 @@ def settle() -> None:
 def note() -> str | None:
     """What the run should be told about the table, or None when it was torch's own."""
     parts = []
-    if _seen["foreign"]:
-        ops = ", ".join(sorted(_seen["foreign"])[:4]) + (" …" if len(_seen["foreign"]) > 4 else "")
+    if _seen.foreign:
+        ops = ", ".join(sorted(_seen.foreign)[:4]) + (" …" if len(_seen.foreign) > 4 else "")
         parts.append(
             f"The code registers its own decomposition in Inductor's table ({ops}); torch's compile "
             "caches do not key on that table (a graph cached under another table would be served), "
             "so Inductor compiled with its caches off."
         )
-    if _seen["removed"]:
-        ops = ", ".join(sorted(_seen["removed"]))
+    if _seen.removed:
         parts.append(
-            f"{KEY}: {ops} taken out of Inductor's decomposition table before the compile "
-            "(Inductor lowers the op itself); its caches off."
+            f"{KEY}: {', '.join(sorted(_seen.removed))} taken out of Inductor's decomposition table "
+            "before the compile (Inductor lowers the op itself); its caches off."
         )
-    absent = sorted(_seen["absent"] - {name for name in _seen["absent"] if any(name in op for op in _seen["removed"])})
-    if absent:
+    if not _seen.settled:
+        if REMOVED:
+            parts.append(f"{KEY} did nothing: no compile of this run read Inductor's decomposition table.")
+    elif absent := [name for name in REMOVED if name not in _seen.found]:
         parts.append(f"{KEY}: Inductor's decomposition table has no {', '.join(absent)}: nothing taken out for it.")
-    if REMOVED and not _seen["settled"]:
-        parts.append(f"{KEY} did nothing: no compile of this run read Inductor's decomposition table.")
     return " ".join(parts) or None
