@@ -34,6 +34,20 @@ def live_processes() -> list[tuple[int, str]]:
     return found
 
 
+def with_env(entry: str) -> list[tuple[int, str]]:
+    """(pid, command line) of each live process whose environment holds `entry` ("KEY=VALUE"):
+    a test's own mark, inherited by every process its command starts, sessions of their own too."""
+    found = []
+    for pid, cmd in live_processes():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if entry.encode() in fh.read().split(b"\0"):
+                    found.append((pid, cmd))
+        except OSError:
+            continue
+    return found
+
+
 def any_running(pattern: str) -> bool:
     return any(pattern in cmd for _, cmd in live_processes())
 

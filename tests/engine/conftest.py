@@ -61,3 +61,20 @@ def run(
         worker, path, settings, timing=timing, min_run_time=min_run_time, timeout_s=timeout_s, passes=passes
     )
     return result.report.to_dict()
+
+
+def worker_with_env(env: dict[str, str]) -> SyncWorker:
+    """A started worker whose environment has `env` added (the client passes its own on), this
+    process's environment as it was afterwards; its template's pid as `template_pid`."""
+    import os
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        w = SyncWorker(timeout_s=120)
+        hello = w.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    w.template_pid = hello.pid  # type: ignore[attr-defined]
+    return w

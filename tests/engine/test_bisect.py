@@ -56,13 +56,14 @@ TRUTH = textwrap.dedent(
 )
 
 
-def _bisect(path: Path, *extra: str) -> dict:
+def _bisect(path: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
     out = subprocess.run(
         [sys.executable, "-m", "playground.cli.main", "bisect", str(path), "--json", *extra],
         capture_output=True,
         text=True,
         timeout=600,
         cwd=ROOT,
+        env=env,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])

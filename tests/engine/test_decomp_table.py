@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine.test_bisect import _bisect as bisected
+from tests.engine.test_bisect import _truth
+
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "snippets" / "bisect" / "wrong_decomposition.py"
 KEY = "playground.without_decompositions"
@@ -66,16 +69,7 @@ def _check(path: Path, cache: Path, *flags: str) -> dict:
 
 
 def _bisect(path: Path, cache: Path, *flags: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-m", "playground.cli.main", "bisect", str(path), "--json", *flags],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-        env=_env(cache),
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return bisected(path, *flags, env=_env(cache))
 
 
 @pytest.fixture
@@ -114,8 +108,6 @@ def test_runs_of_a_registering_snippet_leave_no_entry_and_take_none(tmp_path: Pa
 
 def _truth_op() -> str:
     """The op torch's own bisector names for the lesson (test_bisect.py's truth)."""
-    from tests.engine.test_bisect import _truth
-
     truth = _truth(LESSON)
     assert truth is not None and truth["subsystem"] == "decomposition"
     info = truth["debug_info"]

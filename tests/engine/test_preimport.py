@@ -22,6 +22,8 @@ from playground.engine.sync import SyncWorker
 from playground.worker.process import preimport
 from tests.requests import request_for
 
+from .conftest import worker_with_env
+
 ROOT = Path(__file__).resolve().parents[2]
 EAGER = Settings(backend="eager")
 
@@ -99,15 +101,7 @@ def _env(site: Path, log: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def worker(site: Path, log: Path) -> Iterator[SyncWorker]:
     """A warm worker that sees the fake site-packages (the client passes its environment on)."""
-    saved = dict(os.environ)
-    os.environ.update(_env(site, log))
-    try:
-        w = SyncWorker(timeout_s=120)
-        hello = w.start()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    w.template_pid = hello.pid  # type: ignore[attr-defined]
+    w = worker_with_env(_env(site, log))
     yield w
     w.close()
 

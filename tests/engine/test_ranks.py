@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.processes import live_processes
+from tests.processes import with_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,18 +94,6 @@ def inputs():
 """
 
 
-def _with_env(marker: str) -> list[tuple[int, str]]:
-    found = []
-    for pid, cmd in live_processes():
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                if marker.encode() in fh.read().split(b"\0"):
-                    found.append((pid, cmd))
-        except OSError:
-            continue
-    return found
-
-
 def _check(
     tmp_path: Path, source: str, *flags: str, timeout: float = 120, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any], float]:
@@ -126,9 +114,9 @@ def _check(
     elapsed = time.monotonic() - started
     assert done.stdout.strip(), done.stderr[-3000:]
     deadline = time.monotonic() + 5
-    while _with_env(marker) and time.monotonic() < deadline:
+    while with_env(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _with_env(marker), "a process of the run was left"
+    assert not with_env(marker), "a process of the run was left"
     assert not list(private.glob("compile-playground-*")), list(private.iterdir())
     return done.returncode, json.loads(done.stdout), elapsed
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.engine.session import SessionReader
-from tests.processes import live_processes
+from tests.processes import with_env
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "snippets" / "ranks" / "one_rank_recompiles.py"
@@ -31,18 +31,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _marked(marker: str) -> list[tuple[int, str]]:
-    found = []
-    for pid, cmd in live_processes():
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                if marker.encode() in fh.read().split(b"\0"):
-                    found.append((pid, cmd))
-        except OSError:
-            continue
-    return found
 
 
 class Nodes:
@@ -82,9 +70,9 @@ class Nodes:
         """The processes of either node still alive a few seconds after both have ended."""
         marker = f"TMPDIR={self.private}"
         deadline = time.monotonic() + 8
-        while _marked(marker) and time.monotonic() < deadline:
+        while with_env(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
-        return _marked(marker)
+        return with_env(marker)
 
     def kill(self) -> None:
         for proc in self.procs:
