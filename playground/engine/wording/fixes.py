@@ -30,7 +30,9 @@ def outcome_words(fix: Fix) -> tuple[str, str]:
         return f"error: {fix.error or 'no report'}", BAD
     after = fix.after
     counts = f"graphs {after.graph_count}  breaks {after.graph_break_count}  recompiles {after.recompile_count}"
-    if fix.removed and fix.moved_to:
+    if fix.removed and fix.target.line in fix.moved_to:
+        gone = "left a break of another kind on its line"
+    elif fix.removed and fix.moved_to:
         gone = f"moved it to line {', '.join(str(n) for n in fix.moved_to)}"
     else:
         gone = "removed it" if fix.removed else "did not remove it"

@@ -118,6 +118,18 @@ def _for_break(site: BreakSite, target: FixTarget, code: _Source) -> list[Candid
                 config=((f"{prefix}.{key}", parsed),),
             )
         )
+    if not found and "data-dependent branching" in site.gb_type.lower():
+        # No hint names a switch; scalar capture is the one a reader reaches for: tried, so the
+        # report shows what it does to the branch rather than leaving the question open.
+        found.append(
+            Candidate(
+                target,
+                "config",
+                "torch._dynamo.config.capture_scalar_outputs = True",
+                note="captures the tensor's value as a symbol; a Python branch on it still needs its outcome",
+                config=(("dynamo.capture_scalar_outputs", True),),
+            )
+        )
     logging_call = code.logging_call(target.line)
     if logging_call:
         found.append(
