@@ -256,7 +256,7 @@ def _for_recompile(recompile: Recompile, target: FixTarget, code: _Source) -> li
         value = _VALUE_GUARD.match(check.split("#")[0].strip())
         if size is not None:
             name, dim = size.group(1), int(size.group(2))
-            found.append(_dynamic(target, "every size of every input"))
+            found.append(_dynamic(target, "every size of every input as a symbol from the first call"))
             index = code.param_index(name)
             if index is not None:
                 found.append(
@@ -270,7 +270,7 @@ def _for_recompile(recompile: Recompile, target: FixTarget, code: _Source) -> li
                 )
         elif value is not None:
             number = value.group(2)
-            found.append(_dynamic(target, f"{value.group(1)} as a symbol, not a constant"))
+            found.append(_dynamic(target, f"{value.group(1)} as a symbol from the first call, not as a constant"))
             if "." in number or "e" in number:
                 found.append(
                     Candidate(
@@ -291,7 +291,7 @@ def _dynamic(target: FixTarget, what: str) -> Candidate:
         target,
         "dynamic",
         "torch.compile(..., dynamic=True)",
-        note=f"compiles {what} from the first call",
+        note=f"compiles {what}",
         dynamic=True,
         sets_dynamic=True,
     )

@@ -1,0 +1,114 @@
+"""Fixes tried, through the real worker: the variants stream as each ends, the report holds them
+all best first, the user's file is never written, and a cancel mid-variants kills every variant
+process while the worker goes on serving. What each remedy does is tests/test_gallery_fixes.py's
+(against a plain python run); the candidates' rules on canned reports are test_fixes_unit.py's."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from playground.engine.client import RunCancelled
+from playground.engine.events import FixEvent
+from playground.engine.passes import Passes
+from playground.engine.sync import SyncWorker
+from tests.processes import is_live
+from tests.requests import request_for
+
+from .conftest import EAGER
+
+GALLERY = Path(__file__).resolve().parents[2] / "snippets"
+FIXES = Passes(fixes="all")
+
+
+def test_each_variant_streams_as_it_ends_and_the_report_holds_them_all(worker: SyncWorker) -> None:
+    events: list[Any] = []
+    path = GALLERY / "fix_shape_recompile.py"
+    report = worker.run(request_for(str(path), EAGER, timing=False, passes=FIXES), events.append).report
+    tried = [e for e in events if isinstance(e, FixEvent)]
+    # The run's own report first (the app shows it at once), then one event per remedy.
+    assert tried[0].report is not None and tried[0].fix is None
+    streamed = [e.fix for e in tried[1:]]
+    assert all(f is not None for f in streamed) and len(streamed) == len(report.fixes) >= 2
+    assert sorted(f.remedy for f in streamed if f) == sorted(f.remedy for f in report.fixes)
+    assert [f.achieves() for f in report.fixes] == sorted(f.achieves() for f in report.fixes)
+    # The run itself is the run without the change: its counts are the report's.
+    assert (tried[0].report.graph_count, tried[0].report.recompile_count) == (
+        report.graph_count,
+        report.recompile_count,
+    )
+
+
+def test_the_users_file_is_never_written(worker: SyncWorker, tmp_path: Path) -> None:
+    path = tmp_path / "helper.py"
+    text = (GALLERY / "fix_helper.py").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    before = (path.stat().st_mtime_ns, sorted(os.listdir(tmp_path)))
+    report = worker.run(request_for(str(path), EAGER, timing=False, passes=FIXES)).report
+    assert report.fixes, report.error
+    assert path.read_text(encoding="utf-8") == text
+    assert (path.stat().st_mtime_ns, sorted(os.listdir(tmp_path))) == before
+
+
+def test_a_run_without_breaks_or_recompiles_tries_nothing(worker: SyncWorker) -> None:
+    report = worker.run(request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False, passes=FIXES)).report
+    assert report.error is None and report.graph_break_count == 0 and report.recompile_count == 0
+    assert report.fixes == () and report.fix_advice == () and "fixes" not in report.to_dict()
+
+
+#: Each process that loads it (the run, its eager reference, every variant and theirs) writes
+#: its pid; every call sleeps, so that the variants are still running when the test cancels.
+SLOW = """\
+import os
+import time
+
+import torch
+
+with open({pids!r}, "a") as fh:
+    fh.write(f"{{os.getpid()}}\\n")
+
+
+def fn(x):
+    print("call")
+    time.sleep(1.5)
+    return x * 2
+
+
+def inputs():
+    yield torch.randn(3)
+"""
+
+
+def test_a_cancel_during_the_variants_kills_every_variant_and_the_worker_serves_on(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW.format(pids=str(pids)), encoding="utf-8")
+    with SyncWorker(timeout_s=120) as w:
+        w.start()
+        template = w.client.hello.pid
+        pool = ThreadPoolExecutor(max_workers=1)
+        future = pool.submit(w.run, request_for(str(path), EAGER, timing=False, passes=FIXES))
+        pool.shutdown(wait=False)
+
+        def loaded() -> list[int]:
+            return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+        # The run and its eager reference load it first; a third pid is a variant's.
+        deadline = time.monotonic() + 90
+        while len(loaded()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(loaded()) >= 3, "no variant started"
+        w.cancel()
+        with pytest.raises(RunCancelled):
+            future.result(30)
+        deadline = time.monotonic() + 10
+        while any(is_live(p) for p in loaded()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in loaded() if is_live(p)], "a variant outlived the cancel"
+        again = w.run(request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False)).report
+        assert again.error is None and w.client.hello.pid == template
