@@ -112,3 +112,19 @@ def test_a_cancel_during_the_variants_kills_every_variant_and_the_worker_serves_
         assert not [p for p in loaded() if is_live(p)], "a variant outlived the cancel"
         again = w.run(request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False)).report
         assert again.error is None and w.client.hello.pid == template
+
+
+def test_reorderable_logging_is_a_config_key_the_settings_can_name(worker: SyncWorker) -> None:
+    """The print remedy as a session toggle: torch's set of functions, named ("print"); an
+    unknown name is a settings error naming it."""
+    from dataclasses import replace
+
+    default = str(GALLERY / "default.py")
+    plain = worker.run(request_for(default, EAGER, timing=False)).report
+    named = replace(EAGER, config=(("dynamo.reorderable_logging_functions", ("print",)),))
+    moved = worker.run(request_for(default, named, timing=False)).report
+    assert plain.graph_break_count >= 1 and moved.graph_break_count == 0 and moved.error is None
+    assert moved.output.text == plain.output.text  # the print still prints, with the same values
+    wrong = replace(EAGER, config=(("dynamo.reorderable_logging_functions", ("nosuch",)),))
+    error = worker.run(request_for(default, wrong, timing=False)).report.error
+    assert error is not None and error.kind == "settings" and "nosuch" in error.message

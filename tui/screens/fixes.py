@@ -45,6 +45,9 @@ def applicable(fix: Fix) -> Applied | None:
     """The session change a remedy is (a config key, or dynamic=True), None for a code change."""
     if fix.remedy == "dynamic":
         return (), True
+    if fix.remedy == "reorderable_logging" and fix.change.endswith(")") and ".add(" in fix.change:
+        name = fix.change.rsplit(".add(", 1)[1][:-1]
+        return (("dynamo.reorderable_logging_functions", (name,)),), None
     if fix.remedy != "config" or " = " not in fix.change:
         return None
     left, right = fix.change.split(" = ", 1)
@@ -70,7 +73,7 @@ class FixesScreen(Screen[Applied | None]):
             "a",
             "apply",
             "apply",
-            tooltip="Toggle the highlighted config or dynamic remedy on the session's settings and rerun",
+            tooltip="Toggle the highlighted config, logging or dynamic remedy on the session's settings and rerun",
             id="fixes-apply",
         ),
     ]

@@ -46,9 +46,9 @@ def kept_words(fix: Fix) -> tuple[str, str]:
         return "", ""
     parts = [f"values and gradients {fix.equivalence}" + (f" ({fix.verdict})" if fix.verdict else "")]
     bad = fix.equivalence not in ("ok", "rounding")
-    if fix.prints in ("dropped", "changed"):
+    if fix.prints:
         parts.append(f"prints {fix.prints}")
-        bad = True
+        bad = bad or fix.prints != "same"
     if fix.state == "differs":
         parts.append("module state differs")
         bad = True

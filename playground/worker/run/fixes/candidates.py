@@ -137,9 +137,8 @@ def _for_break(site: BreakSite, target: FixTarget, code: _Source) -> list[Candid
                 target,
                 "reorderable_logging",
                 f"torch._dynamo.config.reorderable_logging_functions.add({logging_call})",
-                note=f"Dynamo moves each {logging_call} call to after the graph, with the values it had",
-                epilogue=f"import torch as {PREFIX}torch\n{PREFIX}torch._dynamo.config.reorderable_logging_functions"
-                f".add({logging_call})\n",
+                note=f"Dynamo moves each {logging_call} call to after the graph, with the values it was given",
+                config=(("dynamo.reorderable_logging_functions", (logging_call,)),),
             )
         )
     helper = code.helper_at(target.line)
