@@ -92,7 +92,7 @@ async def test_f_on_breaks_streams_the_remedies_and_a_toggles_the_config_one(sni
             ["break 6", "disable", "moved it to line 9"],
             ["break 6", "config", "did not remove it"],
         ]
-        assert "2 remedies tried, best first; a applies" in state(screen)
+        assert "2 remedies tried, best first; a toggles" in state(screen)
         detail = plain(screen.query_one("#fixes-detail").content, width=200)
         assert "@torch.compiler.disable" in detail and "torch.cond" in detail
         await pilot.press("down", "a")

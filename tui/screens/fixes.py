@@ -180,7 +180,7 @@ class FixesScreen(Screen[Applied | None]):
             if report is not None:
                 self.report = report
             self._reorder(ordered)
-            applied = "; a applies a config or dynamic one" if any(applicable(f) for f in self.fixes) else ""
+            applied = "; a toggles the highlighted one on the session" if any(applicable(f) for f in self.fixes) else ""
             self._state(f"{len(self.fixes)} remedies tried, best first{applied}; escape closes")
         self.refresh_bindings()
 

@@ -56,8 +56,8 @@ class Proposal:
 
 
 def propose(report: Report, source: str, ask: str = "all") -> Proposal:
-    """The candidates for `report`'s break sites and recompiles (only the one `ask` names, as
-    "break:LINE" or "recompile:LINE", unless it is "all")."""
+    """The candidates for `report`'s break sites and recompiles: every one for "all", one kind
+    for "break" or "recompile", one site for "break:LINE" or "recompile:LINE"."""
     code = _Source(source, report.settings.target)
     found: list[Candidate] = []
     rewrites: list[FixAdvice] = []
@@ -79,7 +79,7 @@ def propose(report: Report, source: str, ask: str = "all") -> Proposal:
 
 
 def _asked(ask: str, target: FixTarget) -> bool:
-    return ask in ("", "all") or ask == f"{target.kind}:{target.line}"
+    return ask in ("", "all", target.kind) or ask == f"{target.kind}:{target.line}"
 
 
 def _sites(report: Report) -> Iterator[BreakSite]:
