@@ -150,3 +150,10 @@ def test_only_a_config_or_dynamic_remedy_applies_to_the_session():
     assert applicable(Fix(remedy="dynamic", change="torch.compile(..., dynamic=True)")) == ((), True)
     assert applicable(DISABLE) is None
     assert applicable(Fix(remedy="config", change="torch._dynamo.config.something = 'text'")) is None
+
+
+def test_fixes_screen_80x24(snap_compare):
+    from tui_fakes import FIXTURES, pressing
+
+    app = make_app(FIXTURES / "branch.py", engine=FixesEngine(), watch=False, clock=lambda: 0.0)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=pressing("2", "F"))
