@@ -282,7 +282,13 @@ class _Follow:
         found = self.fixes or {}
         fixes = tuple(Fix.from_dict(f) for f in found.get("fixes") or () if isinstance(f, dict))
         advice = tuple(FixAdvice.from_dict(a) for a in found.get("fix_advice") or () if isinstance(a, dict))
-        return self.note(dataclasses.replace(self.held, fixes=fixes, fix_advice=advice))
+        report = dataclasses.replace(self.held, fixes=fixes, fix_advice=advice)
+        if self.fixes is None and (report.kind == "program" or report.world_size is not None):
+            why = (
+                "fixes were not tried: they are tried on a snippet in one process, not yet on a program or across ranks"
+            )
+            report = dataclasses.replace(report, notes=(*report.notes, why))
+        return self.note(report)
 
     def note(self, report: Report) -> Report:
         if not self.forged:
