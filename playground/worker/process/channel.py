@@ -11,7 +11,7 @@ from playground.engine.caps import cap_all
 from playground.engine.channel import RUN_KEY as KEY
 
 if TYPE_CHECKING:
-    from playground.worker.run.request import WorkerRequest
+    from playground.worker.run.spine.request import WorkerRequest
 
 
 class ChannelLost(BaseException):

@@ -23,7 +23,7 @@ from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
-from playground.worker.run.request import RankPlace, WorkerRequest
+from playground.worker.run.spine.request import RankPlace, WorkerRequest
 
 if TYPE_CHECKING:
     from playground.worker.capture.records import Capturer
@@ -182,7 +182,7 @@ def run_here(
     isolation): its events and its report on the channel. `memory_cap` (MiB) is the cap
     `limits.cap_memory` set here: an allocation it refused is named so in the report. True
     when the run used Inductor (the template without isolation then has it started)."""
-    from playground.worker.run.experiment import run_experiment
+    from playground.worker.run.spine.experiment import run_experiment
 
     started = time.monotonic()
     channel = inherited.channel
@@ -299,7 +299,7 @@ def _join(request: WorkerRequest) -> Report | None:
     except Exception as exc:  # noqa: BLE001 - torch.distributed's failure is this rank's report
         import torch
 
-        from playground.worker.run.failures import first_line, safe_str
+        from playground.worker.run.spine.failures import first_line, safe_str
 
         error = RunError(
             kind="worker",
@@ -316,7 +316,7 @@ def _internal_error(request: WorkerRequest, exc: BaseException) -> Report:
     """The report of a run that a bug of ours ended: the worker's error, nothing found."""
     import torch
 
-    from playground.worker.run.failures import failure
+    from playground.worker.run.spine.failures import failure
 
     error = replace(
         failure("worker", exc, request.run.path, "internal error in compile-playground's worker").error,
