@@ -139,7 +139,7 @@ def _circle(graph: dict[str, set[str]], group: list[str]) -> list[str]:
 def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     # A function-level import, a type-only import and a plain one, each known to exist.
-    assert "playground.worker.run.spine.experiment" in graph["playground.worker.process.child"]
+    assert "playground.worker.run.experiment" in graph["playground.worker.process.child"]
     assert "playground.worker.capture.records" in graph["playground.worker.process.child"]
     assert "playground.engine.report" in graph["playground.worker.capture.diagnostics"]
 

@@ -15,14 +15,16 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from playground.engine.lines import encode, sanitize
 from playground.engine.report import Report, RunError, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
-from playground.worker.process.channel import Channel, ChannelLost, encode, sanitize
+from playground.worker.process.channel import Channel, ChannelLost
 from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
+from playground.worker.run.spine import malloc
 from playground.worker.run.spine.request import RankPlace, WorkerRequest
 
 if TYPE_CHECKING:
@@ -171,7 +173,7 @@ def _become_child(inherited: Inherited, parent: int) -> None:
         signal.signal(sig, signal.SIG_DFL)
     for fd in inherited.template_fds:
         os.close(fd)
-    memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
+    malloc.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
     limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
 
 
@@ -182,7 +184,7 @@ def run_here(
     isolation): its events and its report on the channel. `memory_cap` (MiB) is the cap
     `limits.cap_memory` set here: an allocation it refused is named so in the report. True
     when the run used Inductor (the template without isolation then has it started)."""
-    from playground.worker.run.spine.experiment import run_experiment
+    from playground.worker.run.experiment import run_experiment
 
     started = time.monotonic()
     channel = inherited.channel

@@ -36,7 +36,7 @@ def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
     Dynamo's and (for inductor) Inductor's one-time start-up, and nothing of the run itself
     (reset and counters are cleared again in every child). True when the run used Inductor."""
     from playground.worker import compat
-    from playground.worker.run.spine.experiment import run_experiment
+    from playground.worker.run.experiment import run_experiment
 
     used_inductor = False
     fd, path = tempfile.mkstemp(prefix="compile-playground-warmup-", suffix=".py")

@@ -110,8 +110,14 @@ def _leaf_ok(e: Any, c: Any, r: Any, tolerance: dict[str, float] | None) -> bool
 
     import torch
 
-    from playground.worker.run.compare.equivalence import FLOOR, HARNESS_TOL, K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL
-    from playground.worker.run.compare.tolerances import tolerance_for
+    from playground.worker.run.compare.tolerances import (
+        FLOOR,
+        HARNESS_TOL,
+        K_DEFAULT,
+        K_SMALL_OR_HALF,
+        SMALL_NUMEL,
+        tolerance_for,
+    )
 
     if e is None or c is None:
         return e is c

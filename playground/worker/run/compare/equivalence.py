@@ -24,24 +24,27 @@ import torch
 
 from playground.engine.report import VERDICTS, Comparison, Equivalence
 from playground.worker.run.compare import gradients
-from playground.worker.run.compare.leaves import leaves as leaves_of
 from playground.worker.run.compare.reference import SideResult
-from playground.worker.run.compare.tensor_diff import compare_tensors, plain
-from playground.worker.run.compare.tolerances import tolerance_for, validate_tolerance
+from playground.worker.run.compare.rows import row
+from playground.worker.run.compare.tensor_diff import compare_tensors
+from playground.worker.run.compare.tolerances import (
+    FLOOR,
+    HARNESS_TOL,
+    K_DEFAULT,
+    K_SMALL_OR_HALF,
+    SMALL_NUMEL,
+    tolerance_for,
+    validate_tolerance,
+)
 from playground.worker.run.compare.value_walk import compare_values
 from playground.worker.run.spine import built
 from playground.worker.run.spine.calls import CallRecord
 from playground.worker.run.spine.context import RunContext
+from playground.worker.run.spine.leaves import leaves as leaves_of
+from playground.worker.run.spine.leaves import plain
 from playground.worker.run.spine.loading import Loaded
 from playground.worker.run.spine.module_state import StateTracker
-from playground.worker.run.spine.rows import row
 
-#: torch._dynamo.utils.same's rule, in its two steps: allclose at its default tol (HARNESS_TOL,
-#: as atol and rtol, or the dtype's own when looser); else compiled RMSE vs fp64 <= K x eager's
-#: RMSE vs fp64 + FLOOR, K = 2, or 3 for float16/bfloat16 values and for tensors under 1,000
-#: elements (noise dominates small ones); FLOOR = HARNESS_TOL / 10.
-HARNESS_TOL = 1e-4
-K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL, FLOOR = 2.0, 3.0, 1000, HARNESS_TOL / 10
 #: Eager's own RMS error against float64, over the float64 values' RMS, past which rounding no
 #: longer explains it (torch._dynamo.utils.same's loose tolerance): the float64 run, or eager's,
 #: computes another function (a value the snippet reads from outside: a file, a clock, a pid).

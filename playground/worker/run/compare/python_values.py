@@ -13,9 +13,9 @@ from typing import Any
 import torch
 
 from playground.engine.report import Comparison
+from playground.worker.run.compare.rows import row
 from playground.worker.run.compare.tensor_diff import finite
 from playground.worker.run.compare.tolerances import tolerance_for
-from playground.worker.run.spine.rows import row
 from playground.worker.run.spine.safe_text import describe_exc, safe_repr, type_name
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import torch
 
 from playground.engine.report import Comparison
+from playground.worker.run.compare.rows import MAX_NOTE, not_compared, row
 from playground.worker.run.compare.tolerances import tolerance_for
-from playground.worker.run.spine.rows import MAX_NOTE, not_compared, row
+from playground.worker.run.spine.leaves import plain
 from playground.worker.run.spine.safe_text import describe_exc
 
 
@@ -29,16 +30,6 @@ def _layout_name(t: torch.Tensor) -> str:
     if t.is_nested:
         return "nested"
     return dtype_name(t.layout).lstrip("_")
-
-
-def plain(t: torch.Tensor) -> torch.Tensor:
-    """A dense, strided CPU copy without autograd: what the arithmetic below can work on."""
-    t = t.detach()
-    if t.is_quantized:
-        t = t.dequantize()
-    if t.layout != torch.strided:  # sparse COO/CSR/CSC/BSR/BSC, mkldnn
-        t = t.to_dense()
-    return t.to("cpu").resolve_conj().resolve_neg()
 
 
 def _nested_flat(e: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | str:

@@ -11,6 +11,13 @@ import torch
 
 from playground.worker.run.spine.safe_text import safe_repr, type_name
 
+#: torch._dynamo.utils.same's rule, in its two steps: allclose at its default tol (HARNESS_TOL,
+#: as atol and rtol, or the dtype's own when looser); else compiled RMSE vs fp64 <= K x eager's
+#: RMSE vs fp64 + FLOOR, K = 2, or 3 for float16/bfloat16 values and for tensors under 1,000
+#: elements (noise dominates small ones); FLOOR = HARNESS_TOL / 10.
+HARNESS_TOL = 1e-4
+K_DEFAULT, K_SMALL_OR_HALF, SMALL_NUMEL, FLOOR = 2.0, 3.0, 1000, HARNESS_TOL / 10
+
 #: (rtol, atol) as torch.testing.assert_close uses them.
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-3, 1e-5),

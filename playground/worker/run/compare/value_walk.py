@@ -22,16 +22,17 @@ from typing import Any
 import torch
 
 from playground.engine.report import Comparison
-from playground.worker.run.compare.leaves import (
+from playground.worker.run.compare.python_values import attributes, compare_number, eq_verdict
+from playground.worker.run.compare.rows import not_compared, row
+from playground.worker.run.compare.tensor_diff import compare_tensors
+from playground.worker.run.spine.leaves import (
     MAX_DEPTH,
     field_path,
     is_dataclass_instance,
     is_namedtuple,
+    is_tensor,
     named_fields,
 )
-from playground.worker.run.compare.python_values import attributes, compare_number, eq_verdict
-from playground.worker.run.compare.tensor_diff import compare_tensors
-from playground.worker.run.spine.rows import not_compared, row
 from playground.worker.run.spine.safe_text import describe_exc, safe_repr, type_name
 
 #: Entries listed per compared value; the rest are summed up in one entry, so a snippet that
@@ -58,11 +59,6 @@ def _iterator_kind(value: Any) -> str | None:
     if isinstance(value, Iterator):
         return f"an iterator ({type_name(value)})"
     return None
-
-
-def is_tensor(value: Any) -> bool:
-    # isinstance() consults a __class__ property, which a snippet's object may make raise.
-    return issubclass(type(value), torch.Tensor)
 
 
 def _is_ndarray(value: Any) -> bool:

@@ -39,10 +39,10 @@ from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture.explain import user_name
 from playground.worker.run.compare import tensor_diff
-from playground.worker.run.compare.leaves import leaves
 from playground.worker.run.spine.calls import CallsDone, clone_args
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import Cancelled, first_line
+from playground.worker.run.spine.leaves import leaves
 from playground.worker.run.spine.module_state import StateTracker
 from playground.worker.run.timing.guard_cost import check_sequence
 

@@ -22,8 +22,7 @@ from typing import Any
 
 import torch
 
-from playground.worker.run.compare.leaves import leaves
-from playground.worker.run.compare.tensor_diff import plain
+from playground.worker.run.spine.leaves import leaves, plain
 from playground.worker.run.spine.safe_text import safe_repr, type_name
 
 #: A digest and what the report shows of the value ("59", "tensor float32[64]").

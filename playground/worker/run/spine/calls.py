@@ -19,15 +19,18 @@ from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import anatomy
 from playground.worker.capture.records import RunCapture
-from playground.worker.run.compare import gradients
-from playground.worker.run.compare.leaves import leaves
-from playground.worker.run.compare.tensor_diff import plain
-from playground.worker.run.spine import decomp_table
+from playground.worker.run.spine import backward, decomp_table
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import RunFailure, failure, first_line
+from playground.worker.run.spine.leaves import leaves, plain
 from playground.worker.run.spine.loading import Loaded
 from playground.worker.run.spine.module_state import StateTracker, same
-from playground.worker.run.timing import steady_state
+
+
+def synchronize(device: str) -> None:
+    """Wait for the device's queued work, so a clock read after it counts that work."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize()
 
 
 @dataclass
@@ -40,7 +43,7 @@ class SideCall:
     #: The arguments after the call: a mutated argument is compared like an output.
     args: tuple[Any, ...] = ()
     mutated: bool = False
-    grads: gradients.Grads | None = None
+    grads: backward.Grads | None = None
     grad_note: str = ""
     #: The followed tensors this call changed (module_state.py).
     state: dict[str, Any] = field(default_factory=dict)
@@ -188,7 +191,7 @@ def first_run_timed(
         t0 = time.perf_counter()
         try:
             out = fn(*args, **kwargs)
-            steady_state.synchronize(device)
+            synchronize(device)
             return out
         finally:
             key = compile_id or ""
@@ -266,7 +269,7 @@ class _Timed:
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None:
-            steady_state.synchronize(self.device)
+            synchronize(self.device)
         self.seconds = time.perf_counter() - self.t0
 
 
@@ -313,7 +316,7 @@ def call_side(
     except BaseException as exc:  # noqa: BLE001 - on the compiled side, eager ran: a finding about torch.compile
         raise failure(kind, exc, ctx.path, words.format(index=index)) from None
     loss_fn = loaded.module.__dict__.get("loss")
-    grads, note = gradients.side_grads(ctx, index, out, args, loss_fn, tracker.modules, side)
+    grads, note = backward.side_grads(ctx, index, out, args, loss_fn, tracker.modules, side)
     mutated = _changed(snapshot, args)
     return SideCall(index, out, args, mutated, grads, note, tracker.changes())
 

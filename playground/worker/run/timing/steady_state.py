@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from playground.worker.run import ranks
+from playground.worker.run.spine.calls import synchronize
 
 #: At least this many blocks per side, and this many calls per side in all, unless the time
 #: cap runs out first (then the timing says it is unreliable, and why).
@@ -28,11 +27,6 @@ BLOCKS_PER_RUN_TIME = 8
 #: The timing loop never takes longer than this many times min_run_time (or MIN_CAP_S).
 CAP_FACTOR = 10
 MIN_CAP_S = 4.0
-
-
-def synchronize(device: str) -> None:
-    if device.startswith("cuda") and torch.cuda.is_available():
-        torch.cuda.synchronize()
 
 
 def _block(fn: Callable[..., Any], args: tuple[Any, ...], n: int, device: str) -> float:

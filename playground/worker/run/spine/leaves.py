@@ -1,5 +1,7 @@
 """The leaves of a nested value (tuples, lists, dicts, dataclasses, namedtuples), each with the
-path that reaches it, written as Python would: out[0], out['key'], out.field. Worker-side.
+path that reaches it, written as Python would: out[0], out['key'], out.field; what a tensor
+leaf is, and a tensor as plain dense CPU values. Every side's calls, digests and comparisons
+walk values this way. Worker-side.
 """
 
 from __future__ import annotations
@@ -7,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
+
+import torch
 
 from playground.worker.run.spine.safe_text import safe_repr
 
@@ -66,3 +70,18 @@ def leaves(value: Any, path: str = "out", _depth: int = 0) -> Iterator[tuple[str
         return
     for child_path, item in children:
         yield from leaves(item, child_path, _depth + 1)
+
+
+def is_tensor(value: Any) -> bool:
+    # isinstance() consults a __class__ property, which a snippet's object may make raise.
+    return issubclass(type(value), torch.Tensor)
+
+
+def plain(t: torch.Tensor) -> torch.Tensor:
+    """A dense, strided CPU copy without autograd: what the arithmetic below can work on."""
+    t = t.detach()
+    if t.is_quantized:
+        t = t.dequantize()
+    if t.layout != torch.strided:  # sparse COO/CSR/CSC/BSR/BSC, mkldnn
+        t = t.to_dense()
+    return t.to("cpu").resolve_conj().resolve_neg()
