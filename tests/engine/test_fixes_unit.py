@@ -10,7 +10,7 @@ from playground.engine.settings import Settings
 from playground.engine.snippet import PreparedRun, SnippetSource
 from playground.worker.run.fixes.candidates import propose
 from playground.worker.run.fixes.variant import reference_request, variant_request
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 SOURCE = """\
 import torch

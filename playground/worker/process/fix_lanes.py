@@ -28,7 +28,7 @@ from playground.worker.process.stragglers import Stragglers
 from playground.worker.run.fixes.candidates import Candidate, propose
 from playground.worker.run.fixes.variant import reference_request, variant_request
 from playground.worker.run.fixes.verdict import advice, fix_of
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 class Host(Protocol):

@@ -10,7 +10,7 @@ from typing import Any
 
 from playground.engine.passes import NO_PASSES
 from playground.worker.run.fixes.candidates import Candidate
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 def variant_id(base: Any, number: int) -> str:
