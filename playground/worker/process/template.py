@@ -353,6 +353,9 @@ class Template:
         if self.references is not None:
             self.references.close()
             self.references = None
+        if self.lanes is not None:
+            self.lanes.close()  # the variants and their references, reaped, their folder removed
+            self.lanes = None
         self.spare.drop()
         self.stragglers.settle(_inductor_cache_dir())
 
