@@ -34,6 +34,7 @@ from playground.engine.events import (
 from playground.engine.failures import RunFailures, failure_report
 from playground.engine.hello import WorkerHello
 from playground.engine.report import Fix, FixAdvice, Report
+from playground.engine.report.fixes import ordered
 from playground.engine.run_request import RunRequest
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
@@ -192,6 +193,10 @@ class WorkerClient:
                 continue
             if kind == "eof":
                 report, reason = await failures.template_died()
+                if follow.held is not None:
+                    # The run's own report came: it stays, with the fixes that came before the end.
+                    kept = follow.with_fixes()
+                    report = dataclasses.replace(kept, notes=(*kept.notes, f"fixes not tried to the end: {reason}"))
                 return RunResult(await self._lost(report, reason, sha, started))
             if kind == "timeout":
                 report, reason = await failures.template_stuck(timeout)
@@ -223,7 +228,9 @@ class WorkerClient:
                 follow.held = report  # the variants follow; the run ends with its "ended"
                 emit(FixEvent(report=report))
             elif event == "fix":
-                emit(FixEvent(fix=Fix.from_dict(message.get("fix"))))
+                fix = Fix.from_dict(message.get("fix"))
+                follow.streamed.append(fix)
+                emit(FixEvent(fix=fix))
             elif event == "fixes":
                 follow.fixes = message
             elif event == "ended":
@@ -275,12 +282,16 @@ class _Follow:
     tries_fixes: bool = False
     held: Report | None = None
     fixes: dict[str, Any] | None = None
+    #: Each remedy's result as it came (kept when the worker ends before its final list).
+    streamed: list[Fix] = dataclasses.field(default_factory=list)
 
     def with_fixes(self) -> Report:
         """The held report with the fixes the worker sent (none when it was cancelled first)."""
         assert self.held is not None
         found = self.fixes or {}
         fixes = tuple(Fix.from_dict(f) for f in found.get("fixes") or () if isinstance(f, dict))
+        if self.fixes is None:
+            fixes = ordered(self.streamed)
         advice = tuple(FixAdvice.from_dict(a) for a in found.get("fix_advice") or () if isinstance(a, dict))
         report = dataclasses.replace(self.held, fixes=fixes, fix_advice=advice)
         if self.fixes is None and (report.kind == "program" or report.world_size is not None):

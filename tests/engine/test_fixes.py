@@ -128,3 +128,39 @@ def test_reorderable_logging_is_a_config_key_the_settings_can_name(worker: SyncW
     wrong = replace(EAGER, config=(("dynamo.reorderable_logging_functions", ("nosuch",)),))
     error = worker.run(request_for(default, wrong, timing=False)).report.error
     assert error is not None and error.kind == "settings" and "nosuch" in error.message
+
+
+def test_the_worker_ended_mid_variants_keeps_the_runs_report_and_the_fixes_that_came() -> None:
+    """SIGTERM to the template once the first remedy's result is in: the template's shutdown
+    kills every variant, and the client keeps the run's own report, the remedies that came, and
+    a note saying the rest were not tried."""
+    import signal
+    import subprocess
+    import threading
+
+    with SyncWorker(timeout_s=120) as w:
+        w.start()
+        template = w.client.hello.pid
+        first = threading.Event()
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, FixEvent) and event.fix is not None:
+                first.set()
+
+        pool = ThreadPoolExecutor(max_workers=1)
+        request = request_for(str(GALLERY / "fix_helper.py"), EAGER, timing=False, passes=FIXES)
+        future = pool.submit(w.run, request, on_event)
+        pool.shutdown(wait=False)
+        assert first.wait(120), "no remedy's result came"
+        seen = [
+            int(p)
+            for p in subprocess.run(["pgrep", "-P", str(template)], capture_output=True, text=True).stdout.split()
+        ]
+        os.kill(template, signal.SIGTERM)
+        report = future.result(60).report
+        assert report.error is None and report.graph_break_count == 2
+        assert len(report.fixes) >= 1 and any(n.startswith("fixes not tried to the end") for n in report.notes)
+        deadline = time.monotonic() + 10
+        while any(is_live(p) for p in [template, *seen]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in [template, *seen] if is_live(p)]
