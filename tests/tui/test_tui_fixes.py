@@ -92,7 +92,7 @@ async def test_f_on_breaks_streams_the_remedies_and_a_toggles_the_config_one(sni
             ["break 6", "disable", "moved it to line 9"],
             ["break 6", "config", "did not remove it"],
         ]
-        assert "2 remedies tried, best first; a toggles" in state(screen)
+        assert "2 remedies tried, best first; a: toggle it on the session; esc closes" in state(screen)
         detail = plain(screen.query_one("#fixes-detail").content, width=200)
         assert "@torch.compiler.disable" in detail and "torch.cond" in detail
         await pilot.press("down", "a")
@@ -127,7 +127,7 @@ async def test_escape_cancels_the_variants_and_keeps_the_rows_that_came(snippet:
             await pilot.pause(0.02)
             if not screen.running:
                 break
-        assert engine.cancels >= 1 and "cancelled: 1 remedies tried" in state(screen)
+        assert engine.cancels >= 1 and "cancelled: 1 remedy tried" in state(screen)
         assert [r[1] for r in rows(screen)] == ["disable"]
         await pilot.press("escape")
         await settle(pilot)

@@ -32,7 +32,7 @@ from playground.engine.run_request import RunFlags, RunRequest
 from playground.engine.settings import Settings, config_key
 from playground.engine.snippet import prepared_as_given
 from playground.engine.wording import fixes as fix_words
-from playground.engine.wording.line import Line
+from playground.engine.wording.line import Line, plural
 from tui.engine.protocol import Engine
 from tui.panes.common import styled_lines
 from tui.widgets.display import Bar
@@ -156,7 +156,7 @@ class FixesScreen(Screen[Applied | None]):
             return
         self.fixes.append(message.fix)
         self._row(len(self.fixes) - 1, message.fix)
-        self._state(f"{len(self.fixes)} remedies tried so far; escape cancels")
+        self._state(f"{plural(len(self.fixes), 'remedy', 'remedies')} tried so far; escape cancels")
 
     def _row(self, index: int, fix: Fix) -> None:
         result, tag = fix_words.outcome_words(fix)
@@ -174,14 +174,14 @@ class FixesScreen(Screen[Applied | None]):
         if report is not None and report.error is not None:
             self._state(f"the save failed: {report.error.one_line()}; escape closes")
         elif message.cancelled:
-            self._state(f"cancelled: {len(self.fixes)} remedies tried; escape closes")
+            self._state(f"cancelled: {plural(len(self.fixes), 'remedy', 'remedies')} tried; escape closes")
         else:
             ordered = list(report.fixes) if report is not None else self.fixes
             if report is not None:
                 self.report = report
             self._reorder(ordered)
-            applied = "; a toggles the highlighted one on the session" if any(applicable(f) for f in self.fixes) else ""
-            self._state(f"{len(self.fixes)} remedies tried, best first{applied}; escape closes")
+            applied = "; a: toggle it on the session" if any(applicable(f) for f in self.fixes) else ""
+            self._state(f"{plural(len(self.fixes), 'remedy', 'remedies')} tried, best first{applied}; esc closes")
         self.refresh_bindings()
 
     def _reorder(self, fixes: list[Fix]) -> None:
