@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,23 @@ def test_a_run_without_breaks_or_recompiles_tries_nothing(worker: SyncWorker) ->
     report = worker.run(request_for(str(GALLERY / "pure_function.py"), EAGER, timing=False, passes=FIXES)).report
     assert report.error is None and report.graph_break_count == 0 and report.recompile_count == 0
     assert report.fixes == () and report.fix_advice == () and "fixes" not in report.to_dict()
+
+
+def test_under_fullgraph_the_refused_break_is_the_site_and_a_remedy_lets_it_compile(worker: SyncWorker) -> None:
+    """fullgraph=True stops the run at its break: that break is what the user wants gone, so it
+    is the one site tried, under the same fullgraph, and the remedy that removes it compiles."""
+    settings = replace(EAGER, fullgraph=True)
+    report = worker.run(request_for(str(GALLERY / "fix_print.py"), settings, timing=False, passes=FIXES)).report
+    assert report.error is not None and report.error.refused is not None
+    line = report.error.refused.line
+    assert report.fixes, "no remedy tried for the break fullgraph refused"
+    assert {f.target.line for f in report.fixes} == {line}
+    removed = [f for f in report.fixes if f.removed]
+    assert removed, [(f.remedy, f.error) for f in report.fixes]
+    best = removed[0]
+    assert best.error is None and best.after is not None and best.after.graph_break_count == 0
+    # The run without the change stopped before its prints: they are not compared with it.
+    assert best.prints == ""
 
 
 #: Each process that loads it (the run, its eager reference, every variant and theirs) writes

@@ -83,13 +83,17 @@ def _asked(ask: str, target: FixTarget) -> bool:
 
 
 def _sites(report: Report) -> Iterator[BreakSite]:
-    """Each break site once (by line and type), the report's own grouping when it has one."""
+    """Each break site once (by line and type), the report's own grouping when it has one. Under
+    fullgraph=True the break torch refused is the one site (the run stopped there): a remedy that
+    removes it is what lets the whole graph compile."""
+    refused = report.error.refused if report.error is not None else None
     if report.break_sites:
         sites = list(report.break_sites)
     else:
+        breaks = [*report.graph_breaks, *((refused,) if refused is not None else ())]
         sites = [
             BreakSite(file=b.file, line=b.line, gb_id=b.gb_id, gb_type=b.gb_type or b.reason, hints=b.hints)
-            for b in report.graph_breaks
+            for b in breaks
         ]
     seen: set[int | None] = set()
     for site in sites:

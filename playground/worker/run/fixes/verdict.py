@@ -77,7 +77,10 @@ def _removed(candidate: Candidate, after: Report) -> bool:
 
 def _prints(base: Report, after: Report) -> str:
     """What the variant printed against the run without the change (both compiled runs: with
-    the break, a print runs in Python each call, as eager's does)."""
+    the break, a print runs in Python each call, as eager's does). Not compared when the run
+    without the change failed (fullgraph=True refused the break): it stopped before its prints."""
+    if base.error is not None:
+        return ""
     before, now = base.output.text, after.output.text
     if not before and not now:
         return ""
