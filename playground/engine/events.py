@@ -41,6 +41,66 @@ class RestartEvent:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class Tracing:
+    """Where Dynamo was tracing the snippet when a progress message was sent: its line, and
+    how many calls deep (the worker's tracer watch samples it)."""
+
+    line: int
+    depth: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress message on the worker's pipe, in its one shape: every sender in the worker
+    builds one and sends `to_dict()`, every reader (the client, its record of a run's last
+    words, the worker's own witnesses) reads `from_dict`. `run_id` is the pipe's `id` (None
+    until the child that owns the channel stamps it); `phase` what the run does now."""
+
+    phase: str = ""
+    call: int | None = None
+    calls: int | None = None
+    message: str = ""
+    tracing: Tracing | None = None
+    run_id: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": "progress"}
+        if self.run_id is not None:
+            data["id"] = self.run_id
+        data.update(phase=self.phase, call=self.call, calls=self.calls, message=self.message)
+        if self.tracing is not None:
+            data["tracing"] = {"line": self.tracing.line, "depth": self.tracing.depth}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Progress | None:
+        """The progress message `data` is, or None when it is another message. A field of the
+        wrong type reads as absent: the pipe also carries what a snippet forged on it."""
+        if data.get("event") != "progress":
+            return None
+        tracing = data.get("tracing")
+        where = None
+        if isinstance(tracing, dict) and _whole(tracing.get("line")) and _whole(tracing.get("depth")):
+            where = Tracing(tracing["line"], tracing["depth"])
+        return cls(
+            phase=str(data.get("phase") or ""),
+            call=data["call"] if _whole(data.get("call")) else None,
+            calls=data["calls"] if _whole(data.get("calls")) else None,
+            message=str(data.get("message") or ""),
+            tracing=where,
+            run_id=data.get("id"),
+        )
+
+    def event(self) -> ProgressEvent:
+        """What a caller of the client sees of it."""
+        return ProgressEvent(step=self.phase, call=self.call, calls=self.calls, message=self.message)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent
 EventHandler = Callable[[RunEvent], Any]
 

@@ -15,6 +15,7 @@ from typing import Any
 from playground.engine import last_words
 from playground.engine.channel import WorkerChannel
 from playground.engine.errors import RunCancelled
+from playground.engine.events import Progress
 from playground.engine.program import ProgramRun
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
@@ -62,15 +63,14 @@ class RunFailures:
         """The version the worker's handshake named ("" before it answered)."""
         return self.channel.hello.torch_version if self.channel.hello is not None else ""
 
-    def progressed(self, message: dict[str, Any]) -> None:
-        """A progress event of this run: what it was doing, and where Dynamo was, if it said."""
-        self.doing = message.get("message", self.doing)
-        if isinstance(message.get("call"), int):
-            self.call = message["call"]
-        tracing = message.get("tracing")
-        if isinstance(tracing, dict) and isinstance(tracing.get("line"), int) and isinstance(tracing.get("depth"), int):
-            self.tracing = (tracing["line"], tracing["depth"])
-        elif message.get("phase") != "compiling":
+    def progressed(self, progress: Progress) -> None:
+        """A progress message of this run: what it was doing, and where Dynamo was, if it said."""
+        self.doing = progress.message or self.doing
+        if progress.call is not None:
+            self.call = progress.call
+        if progress.tracing is not None:
+            self.tracing = (progress.tracing.line, progress.tracing.depth)
+        elif progress.phase != "compiling":
             self.tracing = None
 
     def diagnosed(self, report: Report) -> None:
