@@ -114,7 +114,7 @@ def _explained(report: Report) -> list[RenderableType]:
     parts.extend(_guard_line(row) for row in rows if not row.change)
     for row in rows:
         if row.note:
-            parts.append(Text(f"call {row.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
+            parts.append(Text(f"{f'call {row.call} ' if row.call else ''}{row.arg or row.guard}: torch: {row.note}", style=DIM))
     parts.extend(limit_hints(report))
     if ex.calls:
         parts.append(Text(f"\n{explained.CALLS_TITLE}", style=HEADING))
@@ -153,7 +153,7 @@ def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions
     for row in rows:
         was, now = (row.was, row.now) if row.change else ("", "failed")
         failed = " ".join(row.failed) if len(row.failed) <= 2 else f"{len(row.failed)} entries"
-        line = [str(row.call or "?")] + ([row.function] if many_functions else [])
+        line = [str(row.call or "")] + ([row.function] if many_functions else [])  # a program: no call index
         # "limit": the column is narrow at 80 columns; the limit banner above says it in full.
         line += [row.entry or "limit", row.what or "?", was or "?", now or "?", str(row.line or ""), failed]
         cells.append(line)
