@@ -28,6 +28,7 @@ from playground.engine.events import (
     Progress,
     ProgressEvent,
     RestartEvent,
+    RunEnded,
     RunResult,
     Trace,
 )
@@ -211,8 +212,8 @@ class WorkerClient:
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 return RunResult(report, Trace.from_dict(message.get("trace")))
-            elif event == "ended":
-                report = await failures.child_ended(message, timeout)
+            elif (ended := RunEnded.from_dict(message)) is not None:
+                report = await failures.child_ended(ended, timeout)
                 return RunResult(follow.note(self._stamp(report, sha, started)))
 
     async def _lost(self, report: Report, reason: str, sha: str, started: float) -> Report:

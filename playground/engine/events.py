@@ -97,6 +97,54 @@ class Progress:
         return ProgressEvent(step=self.phase, call=self.call, calls=self.calls, message=self.message)
 
 
+@dataclass(frozen=True)
+class RunEnded:
+    """The template's word that a run's child ended without a report (or after it): `outcome`
+    ("ok", "died", "timeout", "cancelled"), and how the process ended, by `signal` name or
+    `returncode`; `eager_failed_call` and `eager_error` (the error as the report's RunError
+    dict) when the run died on a call where its eager reference raised too."""
+
+    outcome: str = ""
+    pid: int | None = None
+    signal: str | None = None
+    returncode: int | None = None
+    eager_failed_call: int | None = None
+    eager_error: dict[str, Any] | None = None
+    run_id: Any = None
+
+    @classmethod
+    def of(cls, outcome: str, status: dict[str, Any], run_id: Any = None) -> RunEnded:
+        """From the template's wait: the outcome and the status dict its reaping wrote."""
+        return cls.from_dict({"event": "ended", "id": run_id, "outcome": outcome, **status}) or cls(outcome)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": "ended", "id": self.run_id, "outcome": self.outcome, "pid": self.pid}
+        if self.signal is not None:
+            data["signal"] = self.signal
+        else:
+            data["returncode"] = self.returncode
+        if self.eager_error is not None:
+            data["eager_failure"] = {"failed_call": self.eager_failed_call, "error": self.eager_error}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunEnded | None:
+        """The "ended" message `data` is, or None for another message."""
+        if data.get("event") != "ended":
+            return None
+        eager = data.get("eager_failure")
+        eager = eager if isinstance(eager, dict) and isinstance(eager.get("error"), dict) else {}
+        return cls(
+            outcome=str(data.get("outcome") or ""),
+            pid=data["pid"] if _whole(data.get("pid")) else None,
+            signal=str(data["signal"]) if data.get("signal") is not None else None,
+            returncode=data["returncode"] if _whole(data.get("returncode")) else None,
+            eager_failed_call=eager["failed_call"] if _whole(eager.get("failed_call")) else None,
+            eager_error=eager.get("error"),
+            run_id=data.get("id"),
+        )
+
+
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
+from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
@@ -102,30 +103,9 @@ class Template:
             self.spare.drop()
             reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
         self.requests.pending.extend(reexec.requeued())
-        hello = self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok)
+        hello = _hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok, self.isolated)
         self.channel.send({"event": "hello", **hello.to_dict()})
         self._fork_spare()
-
-    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> WorkerHello:
-        import torch
-
-        from playground.worker import compat
-        from playground.worker.run.spine import switches
-
-        return WorkerHello(
-            torch_version=torch.__version__,
-            cuda_available=bool(torch.cuda.is_available()),
-            backends=tuple(compat.list_backends()),
-            config_keys=switches.catalog(),
-            pid=os.getpid(),
-            python=sys.version.split()[0],
-            import_s=import_s,
-            warm_s=round(warm_s, 3),
-            isolation="fork" if self.isolated else "none",
-            fork_ok=fork_ok,
-            threads=_thread_count(),
-            rss_mb=round(rss_mb(), 1),
-        )
 
     def warm(self, backend: str) -> float:
         """The warm-up run (warmup.warm) here; its seconds."""
@@ -181,7 +161,7 @@ class Template:
             self._warm_inductor(request)
         if self.isolated and (request.run.settings.ranks > 1 or self.launch is not None):
             outcome, status = self._ranks(unsigned)
-            self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+            self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
             self.stragglers.sweep(grace=outcome != "ok")
             if not request.run.last and not self.requests.shutdown:
                 self._fork_spare()
@@ -207,7 +187,7 @@ class Template:
                 self.references = None
             if code is not None:
                 code.close()
-        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
         if not self.isolated:
             return
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
@@ -249,7 +229,7 @@ class Template:
                 main(self.inherited(), request, parent)
         self.child = pid
         # Only the run's child dumps its stack before the timeout (child.dump_after).
-        outcome, status = self._wait_child(pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
+        outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
@@ -292,34 +272,6 @@ class Template:
                 )
         self.inductor_warm = True
 
-    def _wait_child(
-        self, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
-    ) -> tuple[str, dict[str, Any]]:
-        pidfd = os.pidfd_open(pid)
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        killed_for = ""
-        try:
-            while True:
-                readable = self.stragglers.select([self.channel.in_fd, pidfd], deadline)
-                if pidfd in readable:
-                    break
-                if self.channel.in_fd in readable:
-                    stop = False
-                    for message in self.channel.read_available():
-                        stop = self.requests.accept(message, running_id=run_id) or stop
-                    if (stop or self.channel.eof) and not killed_for:
-                        killed_for = "cancelled"
-                        procs.kill_all([pid])
-                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
-                    killed_for = "timeout"
-                    procs.kill_all([pid])
-                    deadline = None
-        finally:
-            os.close(pidfd)
-        dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
-        return _ended(pid, killed_for, dumping)
-
     def shutdown(self) -> None:
         """Kill every process below the template at once: the run, its references, the spare,
         what the snippet started, and a compiler (its unfinished file in Inductor's cache
@@ -337,6 +289,60 @@ class Template:
             self.references = None
         self.spare.drop()
         self.stragglers.settle(_inductor_cache_dir())
+
+
+def _hello(import_s: float, warm_s: float, fork_ok: bool, isolated: bool) -> WorkerHello:
+    """The handshake: what this worker's torch is and can do, and what starting it took."""
+    import torch
+
+    from playground.worker import compat
+    from playground.worker.run.spine import switches
+
+    return WorkerHello(
+        torch_version=torch.__version__,
+        cuda_available=bool(torch.cuda.is_available()),
+        backends=tuple(compat.list_backends()),
+        config_keys=switches.catalog(),
+        pid=os.getpid(),
+        python=sys.version.split()[0],
+        import_s=import_s,
+        warm_s=round(warm_s, 3),
+        isolation="fork" if isolated else "none",
+        fork_ok=fork_ok,
+        threads=_thread_count(),
+        rss_mb=round(rss_mb(), 1),
+    )
+
+
+def _wait_child(
+    template: Template, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Wait for the child `pid` to end, reading the client's messages meanwhile: a cancel or a
+    closed pipe kills it, and so does `timeout`; how it ended."""
+    pidfd = os.pidfd_open(pid)
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    killed_for = ""
+    try:
+        while True:
+            readable = template.stragglers.select([template.channel.in_fd, pidfd], deadline)
+            if pidfd in readable:
+                break
+            if template.channel.in_fd in readable:
+                stop = False
+                for message in template.channel.read_available():
+                    stop = template.requests.accept(message, running_id=run_id) or stop
+                if (stop or template.channel.eof) and not killed_for:
+                    killed_for = "cancelled"
+                    procs.kill_all([pid])
+            elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                killed_for = "timeout"
+                procs.kill_all([pid])
+                deadline = None
+    finally:
+        os.close(pidfd)
+    dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
+    return _ended(pid, killed_for, dumping)
 
 
 def _ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
