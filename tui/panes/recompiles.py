@@ -114,7 +114,9 @@ def _explained(report: Report) -> list[RenderableType]:
     parts.extend(_guard_line(row) for row in rows if not row.change)
     for row in rows:
         if row.note:
-            parts.append(Text(f"{f'call {row.call} ' if row.call else ''}{row.arg or row.guard}: torch: {row.note}", style=DIM))
+            parts.append(
+                Text(f"{f'call {row.call} ' if row.call else ''}{row.arg or row.guard}: torch: {row.note}", style=DIM)
+            )
     parts.extend(limit_hints(report))
     if ex.calls:
         parts.append(Text(f"\n{explained.CALLS_TITLE}", style=HEADING))
