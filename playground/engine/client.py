@@ -20,14 +20,16 @@ import sys
 import time
 from typing import Any
 
-from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, Message, WorkerChannel
+from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, WorkerChannel
 from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
     DiagnosticsEvent,
     EventHandler,
     FixEvent,
+    Progress,
     ProgressEvent,
     RestartEvent,
+    RunEnded,
     RunResult,
     Trace,
 )
@@ -47,15 +49,6 @@ def _valid_timeout(value: float) -> float:
     if not isinstance(value, (int, float)) or value != value or value <= 0 or value == float("inf"):
         raise ValueError(f"a run timeout must be a positive number of seconds, not {value!r}")
     return float(value)
-
-
-def _progress(message: Message) -> ProgressEvent:
-    return ProgressEvent(
-        step=str(message.get("phase") or ""),
-        call=message.get("call"),
-        calls=message.get("calls"),
-        message=str(message.get("message") or ""),
-    )
 
 
 class WorkerClient:
@@ -214,9 +207,10 @@ class WorkerClient:
                 continue
             deadline = time.monotonic() + backstop
             event = message.get("event")
-            if event == "progress":
-                failures.progressed(message)
-                emit(_progress(message))
+            progress = Progress.from_dict(message)
+            if progress is not None:
+                failures.progressed(progress)
+                emit(progress.event())
             elif event == "diagnostics":
                 early = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 failures.diagnosed(early)
@@ -233,10 +227,10 @@ class WorkerClient:
                 emit(FixEvent(fix=fix))
             elif event == "fixes":
                 follow.fixes = message
-            elif event == "ended":
+            elif (ended := RunEnded.from_dict(message)) is not None:
                 if follow.held is not None:
                     return RunResult(self._stamp(follow.with_fixes(), sha, started))
-                report = await failures.child_ended(message, timeout)
+                report = await failures.child_ended(ended, timeout)
                 return RunResult(follow.note(self._stamp(report, sha, started)))
 
     async def _lost(self, report: Report, reason: str, sha: str, started: float) -> Report:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
+from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
@@ -103,30 +104,9 @@ class Template:
             self.spare.drop()
             reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
         self.requests.pending.extend(reexec.requeued())
-        hello = self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok)
+        hello = _hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok, self.isolated)
         self.channel.send({"event": "hello", **hello.to_dict()})
         self._fork_spare()
-
-    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> WorkerHello:
-        import torch
-
-        from playground.worker import compat
-        from playground.worker.run.spine import switches
-
-        return WorkerHello(
-            torch_version=torch.__version__,
-            cuda_available=bool(torch.cuda.is_available()),
-            backends=tuple(compat.list_backends()),
-            config_keys=switches.catalog(),
-            pid=os.getpid(),
-            python=sys.version.split()[0],
-            import_s=import_s,
-            warm_s=round(warm_s, 3),
-            isolation="fork" if self.isolated else "none",
-            fork_ok=fork_ok,
-            threads=_thread_count(),
-            rss_mb=round(rss_mb(), 1),
-        )
 
     def warm(self, backend: str) -> float:
         """The warm-up run (warmup.warm) here; its seconds."""
@@ -183,7 +163,7 @@ class Template:
             self._warm_inductor(request)
         if self.isolated and (request.run.settings.ranks > 1 or self.launch is not None):
             outcome, status = self._ranks(unsigned)
-            self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+            self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
             self.stragglers.sweep(grace=outcome != "ok")
             if not request.run.last and not self.requests.shutdown:
                 self._fork_spare()
@@ -192,7 +172,7 @@ class Template:
             outcome, status = self._with_fixes(request)
         else:
             outcome, status = self._one(request, unsigned)
-        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
         if not self.isolated:
             return
         # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
@@ -227,7 +207,7 @@ class Template:
                 if eager is not None:
                     status = {**status, "eager_failure": eager}
             if code is not None:
-                outcome, status = self._with_code(code, outcome, status)
+                outcome, status = _with_code(self, code, outcome, status)
         finally:
             if self.references is not None:
                 self.references.close()
@@ -267,32 +247,10 @@ class Template:
                 main(self.inherited(), request, parent)
         self.child = pid
         # Only the run's child dumps its stack before the timeout (child.dump_after).
-        outcome, status = self._wait_child(pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
+        outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
-        return outcome, status
-
-    def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The run's held report sent, with the code Dynamo wrote from a second child
-        when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
-        the second child cancels the run; its failure costs only the code."""
-        held = code.held()
-        if held is None or outcome == "cancelled":
-            return outcome, status  # no report to send, or nobody waits for it
-        from playground.worker import compat
-
-        fields = code.without_child(held, self.isolated, compat.depyf_version())
-        if outcome != "ok":
-            fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
-        if fields is None:
-            self.channel.send(code.progress())
-            request = code.code_request()
-            code_outcome, code_status = self._child(request, code_child, spare=False)
-            if code_outcome == "cancelled":
-                return code_outcome, code_status
-            fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
-        self.channel.send(code.merged(held, *fields))
         return outcome, status
 
     def _warm_inductor(self, request: WorkerRequest) -> None:
@@ -309,34 +267,6 @@ class Template:
                     self.channel, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
                 )
         self.inductor_warm = True
-
-    def _wait_child(
-        self, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
-    ) -> tuple[str, dict[str, Any]]:
-        pidfd = os.pidfd_open(pid)
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        killed_for = ""
-        try:
-            while True:
-                readable = self.stragglers.select([self.channel.in_fd, pidfd], deadline)
-                if pidfd in readable:
-                    break
-                if self.channel.in_fd in readable:
-                    stop = False
-                    for message in self.channel.read_available():
-                        stop = self.requests.accept(message, running_id=run_id) or stop
-                    if (stop or self.channel.eof) and not killed_for:
-                        killed_for = "cancelled"
-                        procs.kill_all([pid])
-                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
-                    killed_for = "timeout"
-                    procs.kill_all([pid])
-                    deadline = None
-        finally:
-            os.close(pidfd)
-        dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
-        return _ended(pid, killed_for, dumping)
 
     def shutdown(self) -> None:
         """Kill every process below the template at once: the run, its references, the spare,
@@ -358,6 +288,83 @@ class Template:
             self.lanes = None
         self.spare.drop()
         self.stragglers.settle(_inductor_cache_dir())
+
+
+def _hello(import_s: float, warm_s: float, fork_ok: bool, isolated: bool) -> WorkerHello:
+    """The handshake: what this worker's torch is and can do, and what starting it took."""
+    import torch
+
+    from playground.worker import compat
+    from playground.worker.run.spine import switches
+
+    return WorkerHello(
+        torch_version=torch.__version__,
+        cuda_available=bool(torch.cuda.is_available()),
+        backends=tuple(compat.list_backends()),
+        config_keys=switches.catalog(),
+        pid=os.getpid(),
+        python=sys.version.split()[0],
+        import_s=import_s,
+        warm_s=round(warm_s, 3),
+        isolation="fork" if isolated else "none",
+        fork_ok=fork_ok,
+        threads=_thread_count(),
+        rss_mb=round(rss_mb(), 1),
+    )
+
+
+def _with_code(template: Template, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The run's held report sent, with the code Dynamo wrote from a second child
+    when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
+    the second child cancels the run; its failure costs only the code."""
+    held = code.held()
+    if held is None or outcome == "cancelled":
+        return outcome, status  # no report to send, or nobody waits for it
+    from playground.worker import compat
+
+    fields = code.without_child(held, template.isolated, compat.depyf_version())
+    if outcome != "ok":
+        fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
+    if fields is None:
+        template.channel.send(code.progress())
+        request = code.code_request()
+        code_outcome, code_status = template._child(request, code_child, spare=False)
+        if code_outcome == "cancelled":
+            return code_outcome, code_status
+        fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
+    template.channel.send(code.merged(held, *fields))
+    return outcome, status
+
+
+def _wait_child(
+    template: Template, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Wait for the child `pid` to end, reading the client's messages meanwhile: a cancel or a
+    closed pipe kills it, and so does `timeout`; how it ended."""
+    pidfd = os.pidfd_open(pid)
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    killed_for = ""
+    try:
+        while True:
+            readable = template.stragglers.select([template.channel.in_fd, pidfd], deadline)
+            if pidfd in readable:
+                break
+            if template.channel.in_fd in readable:
+                stop = False
+                for message in template.channel.read_available():
+                    stop = template.requests.accept(message, running_id=run_id) or stop
+                if (stop or template.channel.eof) and not killed_for:
+                    killed_for = "cancelled"
+                    procs.kill_all([pid])
+            elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                killed_for = "timeout"
+                procs.kill_all([pid])
+                deadline = None
+    finally:
+        os.close(pidfd)
+    dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
+    return _ended(pid, killed_for, dumping)
 
 
 def _ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
