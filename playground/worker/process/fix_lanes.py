@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from playground.engine.events import Progress
 from playground.engine.report import Fix, Report
 from playground.engine.report.fixes import ordered
 from playground.worker.process import limits, procs
@@ -216,8 +217,7 @@ class FixLanes:
         return fixes
 
     def _progress(self, words: str) -> None:
-        message = {"event": "progress", "id": self.request.id, "phase": "fixes", "call": None, "calls": None}
-        self.template.channel.send({**message, "message": words})
+        self.template.channel.send(Progress(phase="fixes", message=words, run_id=self.request.id).to_dict())
 
     def close(self) -> None:
         procs.kill_all(self.pids)
