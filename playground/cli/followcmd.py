@@ -37,10 +37,12 @@ def _parser() -> argparse.ArgumentParser:
 def play_command(path: Path, flags: list[str]) -> list[str]:
     """The attendee's own playground on `path`: this package's CLI in a fresh interpreter.
     The file's name and the flags' values come from the presenter's folder: the command is
-    named (`app`), each value is glued to its flag (`setting_flags`), and the path is absolute
-    and comes after `--`, so no name (`--present=leak.py`, `check`) is read as anything but
-    the file to open."""
-    return [sys.executable, "-m", "playground", "app", *flags, "--", str(path.absolute())]
+    named (`app`), each value is glued to its flag (`setting_flags`), and the path is absolute,
+    so it starts with `/` and no name (`--present=leak.py`, `-x.py`, `check`) is read as
+    anything but the file to open. Nothing follows it: after `--` come a program's own
+    arguments, so a path there would be the program's argument and the app would open
+    ./snippet.py instead."""
+    return [sys.executable, "-m", "playground", "app", *flags, str(path.absolute())]
 
 
 def _play(argv: list[str]) -> int:
