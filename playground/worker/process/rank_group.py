@@ -4,21 +4,23 @@ over the loopback; waited for together under the run's timeout, and their report
 the run's one report (engine/ranks.py). Worker-side.
 
 Rank 0 speaks its progress and early diagnostics on the channel as a one-process run does;
-every rank writes its final report to a file in the group's folder, which the template reads
-once all have ended. A rank still alive at the timeout is asked for its stack (SIGUSR2, which
+every rank sends its final report back to the template in a file of its own with no name
+(readback.HeldReport: no other rank holds it, so none can rewrite another's), read once all have
+ended. The groups meet in stores that are files in the group's folder (mkdtemp's: this user's
+alone), never on a port, and gloo's sockets listen on the loopback only (run/ranks.py). A rank still alive at the timeout is asked for its stack (SIGUSR2, which
 faulthandler answers even inside a C++ wait), then every process of the group is killed.
 
 Under torchrun (engine.ranks.Launch: this playground is one process of torchrun's job) the group
 here is the one rank torchrun gave this process, and its reference: the other ranks are the
-job's other processes, on this machine or another, met in torchrun's store. Each rank's report
-arrives through that store (run/ranks.share_report) into the same folder, and is merged here
-as a forked rank's is.
+job's other processes, on this machine or another, met in torchrun's store: the user's own
+rendezvous, as open as torchrun made it. Each rank's report arrives through that store
+(run/ranks.share_report), passed on in this rank's held report, and is merged here as a forked
+rank's is.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -35,6 +37,7 @@ from playground.engine.report import Report, RunError
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, run_child
+from playground.worker.process.readback import HeldReport, read_regular
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
@@ -51,7 +54,7 @@ class Host(Protocol):
     requests: Any
     spare: Spare
 
-    def inherited(self) -> Inherited: ...
+    def inherited(self, held: HeldReport | None = None, others: tuple[int, ...] = ()) -> Inherited: ...
 
 
 #: How long a collective waits for the other ranks, as a share of the run's timeout (within
@@ -69,7 +72,7 @@ def collective_timeout(run_timeout: float | None) -> float:
 
 
 def free_ports(count: int) -> list[int]:
-    """Loopback ports free now (each rank 0 binds its group's store there at once)."""
+    """Loopback ports free now: MASTER_PORT for a program that makes its own group."""
     sockets = []
     try:
         for _ in range(count):
@@ -98,6 +101,10 @@ class RankGroup:
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ranks-")
         self.children: list[int] = []
         self.references: list[Forked] = []
+        #: Each local rank's report back (readback.py), by rank.
+        self.held: dict[int, HeldReport] = {}
+        #: The report messages that came back, by rank (under torchrun, the other ranks' too).
+        self.messages: dict[int, dict[str, Any]] = {}
 
     @property
     def pids(self) -> list[int]:
@@ -114,20 +121,28 @@ class RankGroup:
             place = RankPlace(
                 rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout), self.launch
             )
-            mine = replace(request, rank=place, report_to=self._path(rank, "json"))
+            mine = replace(request, rank=place, held=True)
             forked = Forked(self.template.inherited(), mine)
             self.references.append(forked)
             requests.append(forked.request(mine))
         # The ranks forked last and together: they meet in the process group at once.
-        for index, mine in enumerate(requests):
+        for rank, mine in zip(self.local_ranks, requests, strict=True):
             # The first in the spare when one is warm (a one-process run would have had it).
-            pid = self.template.spare.hand(mine) if index == 0 else None
-            if pid is None:
+            handed = self.template.spare.hand(mine) if rank == self.local_ranks[0] else None
+            if handed is not None:
+                pid, self.held[rank] = handed
+            else:
+                held = self.held[rank] = HeldReport()
+                # Each rank holds its own report and none of the others' made before it.
+                others = tuple(h.fd for r, h in self.held.items() if r != rank)
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the rank's process
-                    run_child(self.template.inherited(), mine, parent)
+                    run_child(self.template.inherited(held, others), mine, parent)
             self.children.append(pid)
         killed_for, ended = self._wait(timeout)
+        for held in self.held.values():
+            for rank, message in held.messages().items():
+                self.messages.setdefault(rank, message)
         # A rank killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.template.channel.send_bytes(b"\n")
         if killed_for != "cancelled":
@@ -196,12 +211,10 @@ class RankGroup:
         return replace(merged, notes=(*notes, *merged.notes))
 
     def _rank_report(self, rank: int, status: dict[str, Any], killed_for: str) -> Report:
-        try:
-            with open(self._path(rank, "json"), encoding="utf-8") as fh:
-                message = json.load(fh)
-            return Report.from_dict(message.get("report"))
-        except (OSError, ValueError, AttributeError):
-            pass
+        message = self.messages.get(rank)
+        if message is not None and isinstance(message.get("report"), dict):
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                return Report.from_dict(message["report"])
         settings, path = self.request.run.settings, self.request.run.path
         if rank not in self.local_ranks:
             error = RunError(
@@ -229,12 +242,8 @@ class RankGroup:
 
     def _stack_line(self, rank: int) -> int | None:
         """The snippet's line on the stack rank `rank` wrote when asked (the innermost one)."""
-        try:
-            with open(self._path(rank, "stack"), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(1 << 20)
-        except OSError:
-            return None
-        return stack_line(text, self.request.run.path)
+        data = read_regular(self._path(rank, "stack"), 1 << 20)
+        return None if data is None else stack_line(data.decode("utf-8", "replace"), self.request.run.path)
 
     def close(self) -> None:
         procs.kill_all(self.pids)
@@ -243,7 +252,9 @@ class RankGroup:
                 os.waitpid(pid, 0)
         for forked in self.references:
             forked.close()
-        self.children, self.references = [], []
+        for held in self.held.values():
+            held.close()
+        self.children, self.references, self.held = [], [], {}
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
