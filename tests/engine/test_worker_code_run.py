@@ -11,7 +11,7 @@ from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.worker.dynamo_code.held_report import CodeRun
 from playground.worker.process.readback import HeldReport, frame, send_back
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 ITEM = {
     "name": "torch_dynamo_resume_in_fn_at_3",

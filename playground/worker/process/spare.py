@@ -12,7 +12,7 @@ from dataclasses import replace
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, spare_child
 from playground.worker.process.readback import HeldReport
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 class Spare:
