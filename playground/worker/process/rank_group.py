@@ -20,6 +20,7 @@ rank's is.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import re
@@ -191,7 +192,10 @@ class RankGroup:
     def _merged(self, ended: dict[int, dict[str, Any]], killed_for: str) -> Report:
         """The run's report: each rank's own (or what its end says), merged, the collective
         trouble named at the top."""
-        reports = [_plain(self._rank_report(rank, ended.get(rank, {}), killed_for)) for rank in range(self.world_size)]
+        path = self.request.run.path
+        reports = [
+            _plain(self._rank_report(rank, ended.get(rank, {}), killed_for), path) for rank in range(self.world_size)
+        ]
         # A rank that died before its report still ran the torch every other rank ran.
         version = next((r.torch_version for r in reports if r.torch_version), "")
         reports = [r if r.torch_version else replace(r, torch_version=version) for r in reports]
@@ -243,7 +247,10 @@ class RankGroup:
     def _stack_line(self, rank: int) -> int | None:
         """The snippet's line on the stack rank `rank` wrote when asked (the innermost one)."""
         data = read_regular(self._path(rank, "stack"), 1 << 20)
-        return None if data is None else stack_line(data.decode("utf-8", "replace"), self.request.run.path)
+        if data is None:
+            return None
+        path = self.request.run.path
+        return collective_line(path, stack_line(data.decode("utf-8", "replace"), path))
 
     def close(self) -> None:
         procs.kill_all(self.pids)
@@ -265,13 +272,55 @@ def _ranks_of(request: WorkerRequest, launch: Launch) -> Any:
     return replace(request.run.settings, ranks=min(launch.world_size, MAX_RANKS))
 
 
-def _plain(report: Report) -> Report:
-    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo)."""
+def _plain(report: Report, path: str) -> Report:
+    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo), at the
+    line of the collective it waited in."""
     error = report.error
     if error is None or ranks.collective_trouble(error.message) is None:
         return report
     # Left waiting by another rank: neither torch.compile's failure nor ours.
-    return replace(report, error=replace(error, kind="snippet", message=ranks.plain_gloo(error.message)))
+    plain = replace(
+        error, kind="snippet", message=ranks.plain_gloo(error.message), line=collective_line(path, error.line)
+    )
+    return replace(report, error=plain)
+
+
+#: torch.distributed's collectives and point-to-point calls, by the name a snippet calls them by.
+COLLECTIVES = frozenset(
+    {"all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all", "all_to_all_single"}
+    | {"broadcast", "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "gather"}
+    | {"scatter", "barrier", "send", "recv", "isend", "irecv", "monitored_barrier"}
+)
+
+
+def collective_line(path: str, line: int | None) -> int | None:
+    """`line`, or the collective's line when `line` is the `def` of a function that makes one: a
+    compiled function's frame stands at its `def` while its graph runs (measured on 2.13 with
+    all_reduce under the eager backend), and the error belongs to the collective it waited in
+    (the first, when it makes several)."""
+    if line is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(1 << 24))
+    except (OSError, SyntaxError, ValueError):
+        return line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and line in (
+            node.lineno,
+            *(d.lineno for d in node.decorator_list),
+        ):
+            calls = sorted(
+                call.lineno
+                for call in ast.walk(node)
+                if isinstance(call, ast.Call)
+                and (
+                    (isinstance(call.func, ast.Attribute) and call.func.attr in COLLECTIVES)
+                    or (isinstance(call.func, ast.Name) and call.func.id in COLLECTIVES)
+                )
+            )
+            return calls[0] if calls else line
+    return line
 
 
 def _reap(pid: int) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def join(
     dist.init_process_group(
         _backend(place, device), store=store, rank=place.rank, world_size=place.world_size, timeout=timeout
     )
-    _agreements = _Later(timeout)
+    _agreements = _Later(timeout, store, place)
 
 
 def store_path(place: RankPlace, side: str) -> str:
@@ -162,7 +162,7 @@ def _join_launched(place: RankPlace, device: str, side: str, content: str) -> No
     dist.init_process_group(
         _backend(place, device), store=group_store, rank=place.rank, world_size=place.world_size, timeout=timeout
     )
-    _agreements = _Later(timeout)
+    _agreements = _Later(timeout, group_store, place)
 
 
 def _agree(store: Any, place: RankPlace, content: str) -> int:
@@ -223,17 +223,22 @@ def share_report(text: bytes, deliver: Callable[[int, bytes], None], deadline: f
 class _Later:
     """Our own group, made at its first use: every rank reaches the timing loop's first
     agreement at the same point of the run, so the group's making (itself collective) pairs; a
-    run without timing never pays for it."""
+    run without timing never pays for it. A gloo group of its own on the run's store, apart from
+    torch.distributed's groups: the snippet may end those (`destroy_process_group()` in its
+    inputs) and the run's loops still agree."""
 
-    def __init__(self, timeout: datetime.timedelta) -> None:
+    def __init__(self, timeout: datetime.timedelta, store: Any, place: RankPlace) -> None:
         self.timeout = timeout
+        self.store = store
+        self.place = place
         self._group: Any = None
 
     def group(self) -> Any:
         if self._group is None:
             import torch.distributed as dist
 
-            self._group = dist.new_group(backend="gloo", timeout=self.timeout)
+            store = dist.PrefixStore("compile-playground-agreements/", self.store)
+            self._group = dist.ProcessGroupGloo(store, self.place.rank, self.place.world_size, self.timeout)
         return self._group
 
 
@@ -256,7 +261,9 @@ def agreed_max(value: int) -> int:
     import torch.distributed as dist
 
     tensor = torch.tensor([int(value)], dtype=torch.int64)
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=_agreements.group())
+    options = dist.AllreduceOptions()
+    options.reduceOp = dist.ReduceOp.MAX
+    _agreements.group().allreduce([tensor], options).wait()
     return int(tensor.item())
 
 
