@@ -158,6 +158,37 @@ def test_a_fork_opens_the_playground_on_the_forked_code(tmp_path: Path, name: st
     assert mine.read_text() == "# the attendee's own work\n"
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_follower_stopped_while_its_fork_plays_takes_the_playground_with_it(tmp_path: Path, stop: int):
+    """`kill` of the follower while the attendee's playground is open: the playground (and its
+    worker) end too; it once went on drawing on a terminal whose shell had its prompt back."""
+    from tests.processes import with_env
+
+    session, attendee = tmp_path / "session", tmp_path / "attendee"
+    attendee.mkdir()
+    publish(session, source=SOURCE.replace("def fn(x):", f"def fn(x):\n    {FORKED}")).close()
+    mark = f"TMPDIR={tmp_path}"
+    term = follow(session, attendee, env={"TMPDIR": str(tmp_path)})
+    try:
+        assert term.read_until(b"run #1 of 1"), term.out[-2000:]
+        term.press("p")
+        assert term.read_until(b"presenter's code as"), term.out[-2000:]
+        shown = len(term.out)
+        term.press("y")
+        end = time.monotonic() + 60
+        while FORKED not in screen_text(term.out[shown:]) and time.monotonic() < end:
+            term.read_until(b"\0never\0", 0.5)
+        assert FORKED in screen_text(term.out[shown:])
+        os.kill(term.proc.pid, stop)
+        assert term.wait(20) == 128 + stop, screen_text(term.out)[-2000:]
+        end = time.monotonic() + 10
+        while with_env(mark) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not with_env(mark), with_env(mark)
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("what", ["snippet", "follow"])
 def test_serves_command_opens_a_file_named_like_a_command_or_an_option(tmp_path: Path, what: str):
     """The command textual-serve starts per tab names the snippet or the followed folder by its
