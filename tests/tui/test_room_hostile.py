@@ -109,6 +109,16 @@ def screen_text(raw: bytes) -> str:
     )
 
 
+def fork_shown(term: Terminal) -> int:
+    """`p`, then `y` once the follower asks: where the playground's output starts."""
+    assert term.read_until(b"run #1 of 1"), term.out[-2000:]
+    term.press("p")
+    assert term.read_until(b"presenter's code as"), term.out[-2000:]
+    shown = len(term.out)
+    term.press("y")
+    return shown
+
+
 @pytest.mark.parametrize(
     ("name", "fork"),
     [("demo.py", "demo-run1.py"), ("-x.py", "x-run1.py"), ("--present=leak.py", "present_leak-run1.py")],
@@ -130,11 +140,7 @@ def test_a_fork_opens_the_playground_on_the_forked_code(tmp_path: Path, name: st
     env = {"COMPILE_PLAYGROUND_SPARE": "0", "COMPILE_PLAYGROUND_WARMUP": "0", "TMPDIR": str(tmp_path)}
     term = follow(session, attendee, env=env)
     try:
-        assert term.read_until(b"run #1 of 1"), term.out[-2000:]
-        term.press("p")
-        assert term.read_until(b"presenter's code as"), term.out[-2000:]
-        shown = len(term.out)
-        term.press("y")
+        shown = fork_shown(term)
         # The attendee's playground opened the fork: its footer, then its Source pane. On a
         # loaded machine the top bar was once drawn more than 10 s after the footer (a
         # clean-clone CI rehearsal, both stages' venvs and tests sharing two cores).
@@ -170,11 +176,7 @@ def test_a_follower_stopped_while_its_fork_plays_takes_the_playground_with_it(tm
     mark = f"TMPDIR={tmp_path}"
     term = follow(session, attendee, env={"TMPDIR": str(tmp_path)})
     try:
-        assert term.read_until(b"run #1 of 1"), term.out[-2000:]
-        term.press("p")
-        assert term.read_until(b"presenter's code as"), term.out[-2000:]
-        shown = len(term.out)
-        term.press("y")
+        shown = fork_shown(term)
         end = time.monotonic() + 60
         while FORKED not in screen_text(term.out[shown:]) and time.monotonic() < end:
             term.read_until(b"\0never\0", 0.5)
