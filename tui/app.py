@@ -54,6 +54,7 @@ from tui.keys.table import BINDINGS
 from tui.run.pipeline import RunPipeline
 from tui.run.view import RunState, View
 from tui.screens.bisect import Bisector, BisectScreen
+from tui.screens.fixes import Applied, FixesScreen
 from tui.screens.gallery import GalleryScreen
 from tui.screens.help import HelpScreen
 from tui.screens.history import HistoryScreen
@@ -66,7 +67,7 @@ from tui.screens.matrix import MatrixScreen
 STOP_DEADLINE_S = 4.0
 
 #: Screens over the main one: only quitting reaches the app's own keys behind them.
-_OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen)
+_OVERLAYS = (HelpScreen, GalleryScreen, MatrixScreen, HistoryScreen, FixesScreen)
 
 
 class PlaygroundApp(App[None]):
@@ -452,6 +453,50 @@ class PlaygroundApp(App[None]):
         words = ", ".join(config_word(k, v) for k, v in config)
         self.notify(f"workaround applied: {words}; rerunning", timeout=5)
         self._change(settings, "config")
+
+    def action_try_fixes(self) -> None:
+        """F on the Breaks or Recomp pane: the remedies torch offers for its sites (the line
+        cursor's site when it is on one), each a variant run of this save, in a screen of their own."""
+        report = self.pipeline.shown_report()
+        kind = self.main.fixes_kind()
+        why = ""
+        if kind is None:
+            why = "F tries the fixes from the Breaks (2) or Recomp (5) pane"
+        elif self.pipeline.view_program or self.settings.ranks > 1:
+            why = "fixes are tried on a snippet in one process, not a program or a run across ranks"
+        elif report is None or report.stage != "complete":
+            why = "nothing to fix yet: wait for the run's report"
+        elif not (report.graph_break_count if kind == "break" else report.recompile_count):
+            why = f"no {kind} to fix in this run"
+        if why or kind is None:
+            self.notify(why, timeout=4)
+            return
+        cursor = self.main.line_cursor
+        lines = {b.line for b in report.graph_breaks} if kind == "break" else {r.line for r in report.recompiles}
+        ask = f"{kind}:{cursor}" if cursor is not None and cursor in lines else kind
+        lock = self.pipeline.hold_runs("fixes (F)")
+        screen = FixesScreen(self.engine, lock, self.snippet, self.settings, self.run_flags, ask)
+        self.push_screen(screen, self._apply_fix)
+
+    def _apply_fix(self, change: Applied | None) -> None:
+        """A config or dynamic remedy chosen in the fixes screen, toggled on the session's
+        settings (off when it is already on); the normal view reruns either way."""
+        if change is None:
+            self.request_run("fixes closed", force=False)
+            return
+        config, dynamic = change
+        settings = self.settings
+        for key, value in config:
+            settings = settings.with_config(key, value, unset=dict(settings.config).get(key) == value)
+        if dynamic is not None:
+            settings = replace(settings, dynamic=None if settings.dynamic == dynamic else dynamic)
+        if config:
+            on = all(dict(settings.config).get(k) == v for k, v in config)
+            words = ", ".join(config_word(k, v) for k, v in config)
+        else:
+            on, words = settings.dynamic == dynamic, f"dynamic={dynamic}"
+        self.notify(f"fix {'applied' if on else 'taken off'}: {words}; rerunning", timeout=5)
+        self._change(settings, "config" if config else "dynamic")
 
     def action_history(self) -> None:
         self.push_screen(HistoryScreen(self.history))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from playground.engine.report import Report
+from playground.engine.report import Fix, Report
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,16 @@ class RestartEvent:
     reason: str = ""
 
 
-RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent
+@dataclass(frozen=True)
+class FixEvent:
+    """A run that tries fixes: its own report (`fix` None, once, when the run itself is done),
+    then one remedy's result as each variant ends."""
+
+    report: Report | None = None
+    fix: Fix | None = None
+
+
+RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent | FixEvent
 EventHandler = Callable[[RunEvent], Any]
 
 

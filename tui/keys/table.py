@@ -211,6 +211,17 @@ KEYS: tuple[Key, ...] = (
         "toggle-target",
     ),
     Key(
+        "F",
+        "try_fixes",
+        "fixes",
+        "Try fixes",
+        "on the Breaks or Recomp pane: the remedies torch offers for its sites (the line cursor's, when "
+        "it is on one), each a variant run of this save with your file untouched, rows filling in as "
+        "each ends: what it removes, values and gradients, prints, speedup; a toggles a config or "
+        "dynamic one on the session and reruns; escape cancels",
+        "try-fixes",
+    ),
+    Key(
         "s",
         "bisect",
         "bisect",

@@ -254,6 +254,14 @@ class MainScreen(Screen[None]):
         # What the pane's key does (the Code tab also asks the worker for Dynamo's code).
         await self.run_action(f"app.show_pane({event.pane!r})")
 
+    def fixes_kind(self) -> str | None:
+        """What `F` tries fixes for here: "break" on the Breaks pane (the deck's, or the side
+        one with the focus), "recompile" on the Recomp pane, else None."""
+        pane = self.deck.current
+        if self.is_wide and self.focused is not None and self.focused.id == "side-breaks":
+            pane = "breaks"
+        return {"breaks": "break", "recompiles": "recompile"}.get(pane)
+
     def show_pane(self, pane: str) -> None:
         """Bring `pane` into view (on wide screens the side panes are always in view: focus)."""
         if pane in SIDE_PANES and self.is_wide:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import signal
 import sys
 import time
 from collections import deque
@@ -17,7 +16,7 @@ from typing import Any, TextIO
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
-from playground.worker.process import preimport, procs, reexec, warmup
+from playground.worker.process import fix_lanes, preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.rank_group import RankGroup
@@ -71,6 +70,8 @@ class Template:
         self.references: Forked | None = None
         #: The run across ranks in progress (rank_group.py), while it runs.
         self.group: RankGroup | None = None
+        #: The run trying fixes (fix_lanes.py), while its variants run.
+        self.lanes: fix_lanes.FixLanes | None = None
         self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
         #: did: for measuring what isolation costs, never for use (runs leak into each other).
@@ -175,7 +176,8 @@ class Template:
 
     def _reference_pids(self) -> list[int]:
         own = self.references.pids if self.references is not None else []
-        return [*own, *(self.group.pids if self.group is not None else [])]
+        lanes = self.lanes.pids if self.lanes is not None else []
+        return [*own, *(self.group.pids if self.group is not None else []), *lanes]
 
     def _run(self, request: WorkerRequest) -> None:
         unsigned = self.channel.expect(request)
@@ -189,6 +191,31 @@ class Template:
             if not request.run.last and not self.requests.shutdown:
                 self._fork_spare()
             return
+        if fix_lanes.asked(request, self.isolated):
+            outcome, status = self._with_fixes(request)
+        else:
+            outcome, status = self._one(request, unsigned)
+        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+        if not self.isolated:
+            return
+        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
+        # is given its grace.
+        self.stragglers.sweep(grace=outcome != "ok")
+        if not request.run.last and not self.requests.shutdown:  # a one-shot check has no next run to warm a child for
+            # The libraries it imported, for the next run.
+            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
+            self._fork_spare()
+
+    def _with_fixes(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """The run, then a variant per remedy (fix_lanes.py)."""
+        self.lanes = fix_lanes.FixLanes(self, request, self._first)
+        try:
+            return self.lanes.run()
+        finally:
+            self.lanes = None
+
+    def _one(self, request: WorkerRequest, unsigned: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """The run (and the code child, when asked): its outcome and status."""
         code = CodeRun.asked(request)
         try:
             run = request if code is None else code.run_request()
@@ -208,16 +235,7 @@ class Template:
             if self.references is not None:
                 self.references.close()
                 self.references = None
-        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
-        if not self.isolated:
-            return
-        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
-        # is given its grace.
-        self.stragglers.sweep(grace=outcome != "ok")
-        if not request.run.last and not self.requests.shutdown:  # a one-shot check has no next run to warm a child for
-            # The libraries it imported, for the next run.
-            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
-            self._fork_spare()
+        return outcome, status
 
     def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """A run across ranks (rank_group.py): every rank forked from here, rank 0 in the spare
@@ -354,25 +372,16 @@ class Template:
         if self.references is not None:
             self.references.close()
             self.references = None
+        if self.lanes is not None:
+            self.lanes.close()  # the variants and their references, reaped, their folder removed
+            self.lanes = None
         self.spare.drop()
         self.stragglers.settle(_inductor_cache_dir())
 
 
 def _ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
-    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status.
-    `dumping`: it ended after its timeout's stack dump began, where a fault is the dump's
-    (child.dump_after), and the run's outcome is the timeout it was about to have."""
-    _, wait_status = os.waitpid(pid, 0)
-    status: dict[str, Any] = {"pid": pid}
-    if os.WIFSIGNALED(wait_status):
-        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
-    else:
-        status["returncode"] = os.WEXITSTATUS(wait_status)
-    if killed_for:
-        return killed_for, status
-    if dumping and status.get("signal") in ("SIGSEGV", "SIGBUS"):
-        return "timeout", status
-    return ("ok" if status.get("returncode") == 0 else "died"), status
+    """Reap the run's child (procs.ended)."""
+    return procs.ended(pid, killed_for, dumping)
 
 
 def _inductor_cache_dir() -> str | None:
