@@ -115,6 +115,8 @@ def result_lines(result: BisectResult) -> list[str]:
     if b.workaround:
         flags = workaround_flags(b.workaround)
         lines.append(f"workaround: {flags}")
+    if b.confidence:
+        lines.append(f"confidence: {b.confidence} ({b.recheck})")
     lines.append(f"steps: {b.steps}")
     return lines
 

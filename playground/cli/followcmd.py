@@ -9,6 +9,7 @@ back to following, caught up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,21 +38,43 @@ def _parser() -> argparse.ArgumentParser:
 def play_command(path: Path, flags: list[str]) -> list[str]:
     """The attendee's own playground on `path`: this package's CLI in a fresh interpreter.
     The file's name and the flags' values come from the presenter's folder: the command is
-    named (`app`), each value is glued to its flag (`setting_flags`), and the path is absolute
-    and comes after `--`, so no name (`--present=leak.py`, `check`) is read as anything but
-    the file to open."""
-    return [sys.executable, "-m", "playground", "app", *flags, "--", str(path.absolute())]
+    named (`app`), each value is glued to its flag (`setting_flags`), and the path is absolute,
+    so it starts with `/` and no name (`--present=leak.py`, `-x.py`, `check`) is read as
+    anything but the file to open. Nothing follows it: after `--` come a program's own
+    arguments, so a path there would be the program's argument and the app would open
+    ./snippet.py instead."""
+    return [sys.executable, "-m", "playground", "app", *flags, str(path.absolute())]
 
 
 def _play(argv: list[str]) -> int:
+    """The playground run until it ends; its exit status, or 128+N when this follower was sent
+    signal N meanwhile (SIGTERM, SIGHUP: handed on to the playground, which closes its worker
+    and gives the terminal back, and then the follower ends too, never leaving the playground
+    drawing on a terminal whose shell has its prompt back)."""
     # The playground owns the terminal and its signals meanwhile; Ctrl-C is a key there, and a
     # `kill -INT` meant for it must not end the follower waiting here (not SIG_IGN: the child
     # would inherit that).
-    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    received: list[int] = []
+    child: list[subprocess.Popen[bytes]] = []
+
+    def hand_on(signum: int, _frame: object) -> None:
+        received.append(signum)
+        if child:
+            with contextlib.suppress(OSError):
+                child[0].send_signal(signum)
+
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, lambda *_: None)}
+    previous.update({s: signal.signal(s, hand_on) for s in stops})
     try:
-        return subprocess.call(argv)
+        child.append(subprocess.Popen(argv))
+        if received:  # a signal between the handlers and the start
+            hand_on(received[0], None)
+        code = child[0].wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 128 + received[0] if received else code
 
 
 def follow_main(argv: list[str]) -> int:

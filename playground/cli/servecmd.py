@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import hmac
 import ipaddress
+import os
 import re
 import secrets
 import shlex
@@ -159,12 +160,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def app_command(args: argparse.Namespace) -> str:
-    """The shell command textual-serve starts for each browser tab."""
+    """The shell command textual-serve starts for each browser tab. Paths are absolute, so they
+    start with `/`: a file named `check` or a folder named `-x` is never read as a command or
+    an option."""
     argv = [sys.executable, "-m", "playground"]
     if args.follow:
-        argv += ["follow", args.follow]
+        argv += ["follow", os.path.abspath(args.follow)]
     elif args.snippet:
-        argv.append(args.snippet)
+        argv.append(os.path.abspath(args.snippet))
     return shlex.join(argv)
 
 

@@ -65,6 +65,32 @@ def inputs():
 """
 
 
+#: Random per process: every other process (the pids beside the file; a process may load the
+#: file more than once) draws with torch.rand, which Inductor draws otherwise than eager, and
+#: the others add a constant: the same settings disagree in runs 1 and 3 and agree in run 2.
+ALTERNATES = """import os
+import torch
+
+SETTINGS = {"backend": "inductor", "target": "fn", "config": {"inductor.fallback_random": False}}
+PIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids")
+seen = open(PIDS).read().split() if os.path.exists(PIDS) else []
+if str(os.getpid()) not in seen:
+    seen.append(str(os.getpid()))
+    open(PIDS, "w").write(" ".join(seen))
+N = seen.index(str(os.getpid()))
+
+
+def fn(x):
+    if N % 2 == 0:
+        return x + torch.rand(x.shape)
+    return x + 1
+
+
+def inputs():
+    yield (torch.randn(8),)
+"""
+
+
 def _bisect(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     before = path.read_bytes()
     out = subprocess.run(
@@ -95,7 +121,8 @@ def test_a_snippet_that_fails_on_a_later_step_is_its_error_not_a_culprit(tmp_pat
     path = tmp_path / "flaky.py"
     path.write_text(FLAKY)
     said = _said(_bisect(path))
-    assert said.startswith("compile-playground bisect: snippet error: the snippet failed on its own at step 1: ")
+    # Its first verdict is judged again before any step: the second run's compiled side fails.
+    assert said.startswith("compile-playground bisect: snippet error: the snippet failed on its own in run 2 of 3 ")
     line = next(i for i, row in enumerate(FLAKY.splitlines(), 1) if "raise RuntimeError" in row)
     assert said.endswith(f"RuntimeError: the data file is gone (line {line})")
 
@@ -206,3 +233,26 @@ def test_inputs_that_are_not_iterable_are_the_snippets_error(tmp_path: Path) -> 
     path.write_text("import torch\n\ndef fn(x):\n    return x + 1\n\ndef inputs():\n    return None\n")
     said = _said(_bisect(path))
     assert "snippet error" in said and "not iterable" in said
+
+
+def test_a_verdict_that_changes_between_identical_runs_is_nondeterministic_not_a_culprit(tmp_path: Path) -> None:
+    path = tmp_path / "alternates.py"
+    path.write_text(ALTERNATES)
+    out = _bisect(path, "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert result["bisection"] is None, result
+    assert result["reason"].startswith("nondeterministic: the same settings gave different verdicts in 2 of 3 runs")
+
+
+def test_a_culprit_is_named_only_once_its_bad_and_good_configurations_ran_again(tmp_path: Path) -> None:
+    path = tmp_path / "lesson.py"
+    path.write_text((LESSONS / "random_without_fallback.py").read_text())
+    out = _bisect(path, "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout)["bisection"]
+    assert found["confidence"] == "confirmed", found
+    assert found["recheck"].startswith("the failure reproduced in 3 of 3 runs"), found
+    text = _bisect(path)
+    assert text.returncode == 0, text.stderr[-2000:]
+    assert "confidence: confirmed (the failure reproduced in 3 of 3 runs" in text.stdout

@@ -99,12 +99,12 @@ def test_a_variant_changes_only_its_run_and_its_reference_loads_the_file_as_it_i
     source = SnippetSource("/tmp/snip.py", SOURCE, "sha")
     base = WorkerRequest(RunRequest(PreparedRun("/tmp/snip.py", Settings(), None, "sha", source)), id=7)
     (helper,) = [c for c in propose(REPORT, SOURCE, "break:5").candidates if c.remedy == "disable"]
-    variant = variant_request(base, helper, 1, "/tmp/fix1.json")
+    variant = variant_request(base, helper, 1)
     assert variant.run.text.startswith(SOURCE) and variant.run.text.endswith(helper.epilogue)
-    assert variant.id == "7_fix1" and variant.report_to == "/tmp/fix1.json" and not variant.run.passes.fixes
+    assert variant.id == "7_fix1" and variant.held and not variant.run.passes.fixes
     assert reference_request(base, variant).run.text == SOURCE
     (config,) = propose(REPORT, SOURCE, "break:11").candidates
-    configured = variant_request(base, config, 2, "/tmp/fix2.json")
+    configured = variant_request(base, config, 2)
     assert configured.run.text == SOURCE and dict(configured.run.settings.config) == {
         "dynamo.capture_scalar_outputs": True
     }

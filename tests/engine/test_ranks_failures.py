@@ -137,3 +137,67 @@ def test_under_torchrun_a_ranks_own_failure_is_named_before_a_rank_whose_report_
     error = run_error([_with(waited), _with(gone)], [None, None])
     assert error is not None and error.type == "RankMissing" and error.line == 11  # where rank 0 waited for it
     assert error.message.endswith("rank 0 was left waiting in a collective at line 11")
+
+
+#: The snippet ends the group the playground made for it, between its calls.
+ENDS_GROUP = """\
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+
+
+def fn(x):
+    return x.sin()
+
+
+def inputs():
+    yield torch.ones(4)
+    dist.destroy_process_group()
+"""
+
+
+def test_a_snippet_that_ends_its_group_between_calls_is_a_completed_run(tmp_path: Path) -> None:
+    """Its calls ran; the playground's own timing loop agrees over a group of its own, so the run
+    completes, timed, with no error (it was a compile error, with advice to use --ranks N)."""
+    code, report, _ = _check(tmp_path, ENDS_GROUP, timeout=60)
+    assert code == 0 and report["error"] is None, report["error"]
+    assert report["timings"] is not None
+    assert all(rank["error"] is None for rank in report["ranks"])
+
+
+def test_a_collective_after_the_snippet_ended_its_group_is_the_snippets_error(tmp_path: Path) -> None:
+    source = ENDS_GROUP.replace("return x.sin()", "dist.all_reduce(x)\n    return x.sin()")
+    source += "    yield torch.ones(4)\n"  # a call after the group has gone
+    code, report, _ = _check(tmp_path, source, "--no-timing", timeout=60)
+    error = report["error"]
+    assert code == 2 and error["kind"] == "snippet", error
+    assert "destroy_process_group() ended it" in error["message"] and "--ranks N" not in error["message"]
+    assert error["line"] == next(i for i, row in enumerate(source.splitlines(), 1) if "all_reduce" in row)
+
+
+#: A collective whose shapes differ by rank.
+UNEVEN = """\
+import torch
+import torch.distributed as dist
+
+SETTINGS = {"backend": "eager", "ranks": 2}
+
+
+def fn(x):
+    y = x * 2
+    dist.all_reduce(y)
+    return y.sin()
+
+
+def inputs():
+    yield torch.ones(4 + dist.get_rank(), 8)
+"""
+
+
+def test_a_collective_whose_shapes_differ_by_rank_is_named_at_the_collectives_line(tmp_path: Path) -> None:
+    code, report, _ = _check(tmp_path, UNEVEN, "--no-timing", timeout=60)
+    error = report["error"]
+    assert code == 2 and error["type"] == "CollectiveMismatch", error
+    line = next(i for i, row in enumerate(UNEVEN.splitlines(), 1) if "all_reduce" in row)
+    assert error["line"] == line and f"at line {line}" in error["message"], error

@@ -4,13 +4,13 @@ how the held report and the code child's result become the one report the client
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
-from playground.worker.dynamo_code.held_report import CodeRun, write_json
+from playground.worker.dynamo_code.held_report import CodeRun
+from playground.worker.process.readback import HeldReport, frame, send_back
 from playground.worker.run.spine.request import WorkerRequest
 
 ITEM = {
@@ -26,10 +26,17 @@ ITEM = {
 @pytest.fixture
 def code_run():
     request = {"op": "run", "id": 7, "path": "/x/snip.py", "dynamo_code": True, "timing": True, "trace": True}
-    run = CodeRun(WorkerRequest.from_message(request))
-    yield run
-    run.close()
-    assert not Path(run.directory).exists()
+    return CodeRun(WorkerRequest.from_message(request))
+
+
+def sent_back(message: dict) -> dict | None:
+    """`message` as a child sends it back and the template reads it (readback.py)."""
+    held = HeldReport()
+    try:
+        send_back(held.fd, frame(0, json.dumps(message).encode()))
+        return held.first()
+    finally:
+        held.close()
 
 
 def _held(**fields) -> dict:
@@ -43,19 +50,18 @@ def test_only_runs_that_ask_have_one():
 
 def test_the_two_requests(code_run):
     first = code_run.run_request()
-    assert first.report_to == code_run.report_path and first.run.flags.timing and first.run.trace
+    assert first.held and first.run.flags.timing and first.run.trace
     second = code_run.code_request()
-    assert second.code_to == code_run.code_path and not second.run.flags.timing and not second.run.trace
+    assert not second.held and not second.run.flags.timing and not second.run.trace
     assert second.run.path == first.run.path == "/x/snip.py"
     assert second.run.passes == first.run.passes and second.run.text == first.run.text
 
 
 def test_merged_changes_only_the_two_code_fields(code_run):
     held = _held(graph_count=2, notes=("a note",))
-    write_json(code_run.report_path, held)
-    assert not Path(code_run.report_path + ".part").exists()
-    assert code_run.held() == json.loads(json.dumps(held))
-    merged = CodeRun.merged(code_run.held(), [ITEM], "decompiled by depyf 0.20.0")
+    back = code_run.held(sent_back(held))
+    assert back == json.loads(json.dumps(held))
+    merged = CodeRun.merged(back, [ITEM], "decompiled by depyf 0.20.0")
     assert list(merged) == ["event", "id", "report", "trace"] and merged["trace"] == held["trace"]
     report = merged["report"]
     assert report["dynamo_code"] == [ITEM] and report["dynamo_code_note"] == "decompiled by depyf 0.20.0"
@@ -63,7 +69,8 @@ def test_merged_changes_only_the_two_code_fields(code_run):
 
 
 def test_no_report_written_is_none(code_run):
-    assert code_run.held() is None
+    assert code_run.held(None) is None
+    assert code_run.held(sent_back({"event": "report", "report": "not a report"})) is None
 
 
 def test_when_no_code_child_runs(code_run):
@@ -87,14 +94,14 @@ def test_when_no_code_child_runs(code_run):
     ],
 )
 def test_a_code_child_that_failed_is_named(code_run, outcome, status, words):
-    items, note = code_run.result(outcome, status, 12.0)
+    items, note = code_run.result(outcome, status, 12.0, None)
     assert items == [] and note.startswith("depyf failed: its run of the snippet") and note.endswith(words)
 
 
 def test_a_code_child_that_wrote_its_result(code_run):
-    write_json(code_run.code_path, {"items": [ITEM], "note": "decompiled by depyf 0.20.0"})
-    assert code_run.result("ok", {"pid": 9, "returncode": 0}, None) == ([ITEM], "decompiled by depyf 0.20.0")
+    found = sent_back({"items": [ITEM], "note": "decompiled by depyf 0.20.0"})
+    assert code_run.result("ok", {"pid": 9, "returncode": 0}, None, found) == ([ITEM], "decompiled by depyf 0.20.0")
     # What a child wrote before it was killed is not trusted: the kill is what is named.
-    assert code_run.result("timeout", {"pid": 9, "signal": "SIGKILL"}, 5.0)[1].endswith(
+    assert code_run.result("timeout", {"pid": 9, "signal": "SIGKILL"}, 5.0, found)[1].endswith(
         "timed out after 5 s and was killed"
     )

@@ -9,10 +9,13 @@ presenter's code; a fork opens the fork whatever the run is named. The presenter
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
+import re
 import select
+import shlex
 import signal
 import stat
 import struct
@@ -26,6 +29,7 @@ import pytest
 from tui_fakes import bar_text
 
 from playground.cli.followcmd import play_command
+from playground.cli.servecmd import app_command
 from playground.engine.hello import WorkerHello
 from playground.engine.report import Report
 from playground.engine.session import SessionWriter, setting_flags
@@ -94,29 +98,60 @@ def follow(session: Path, cwd: Path, *extra: str, env: dict[str, str] | None = N
 # --- 1. a run's name is data, never argv --------------------------------------------------------
 
 
-def test_a_fork_of_a_run_named_like_an_option_opens_the_fork(tmp_path: Path):
-    """On a fork, the follower opens the attendee's own playground; a run named
-    `--present=leak.py` once made that playground publish the attendee's ./snippet.py into a
-    folder of the presenter's choosing instead of opening the fork."""
+#: A line only the presenter's run holds: the playground a fork opens must show it.
+FORKED = "# the presenter's run, as forked"
+
+
+def screen_text(raw: bytes) -> str:
+    """What a terminal shows, roughly: escape sequences out, so a line drawn in pieces reads whole."""
+    return re.sub(
+        r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[=>])", "", raw.decode("utf-8", "replace")
+    )
+
+
+def fork_shown(term: Terminal) -> int:
+    """`p`, then `y` once the follower asks: where the playground's output starts."""
+    assert term.read_until(b"run #1 of 1"), term.out[-2000:]
+    term.press("p")
+    assert term.read_until(b"presenter's code as"), term.out[-2000:]
+    shown = len(term.out)
+    term.press("y")
+    return shown
+
+
+@pytest.mark.parametrize(
+    ("name", "fork"),
+    [("demo.py", "demo-run1.py"), ("-x.py", "x-run1.py"), ("--present=leak.py", "present_leak-run1.py")],
+    ids=["plain", "dash-x", "option-with-value"],
+)
+def test_a_fork_opens_the_playground_on_the_forked_code(tmp_path: Path, name: str, fork: str):
+    """`follow DIR`, `p`, `y`: the attendee's own playground opens on the new file and shows the
+    presenter's code, whatever the run is named; never the attendee's ./snippet.py (a fork once
+    passed its path after `--`, where a program's own arguments go, and the app opened
+    ./snippet.py), never read as an option (`--present=leak.py` once published the attendee's
+    work into a folder of the presenter's choosing)."""
     session, attendee = tmp_path / "session", tmp_path / "attendee"
     attendee.mkdir()
     mine = attendee / "snippet.py"
     mine.write_text("# the attendee's own work\n")
     mine.chmod(0o600)
-    publish(session, name="--present=leak.py").close()
+    source = SOURCE.replace("def fn(x):", f"def fn(x):\n    {FORKED}")
+    publish(session, source=source, name=name).close()
     env = {"COMPILE_PLAYGROUND_SPARE": "0", "COMPILE_PLAYGROUND_WARMUP": "0", "TMPDIR": str(tmp_path)}
     term = follow(session, attendee, env=env)
     try:
-        assert term.read_until(b"run #1 of 1"), term.out[-2000:]
-        term.press("p")
-        assert term.read_until(b"presenter's code as"), term.out[-2000:]
-        shown = len(term.out)
-        term.press("y")
-        # The attendee's playground opened the fork: its name on the app's top bar, its footer.
+        shown = fork_shown(term)
+        # The attendee's playground opened the fork: its footer, then its Source pane. On a
+        # loaded machine the top bar was once drawn more than 10 s after the footer (a
+        # clean-clone CI rehearsal, both stages' venvs and tests sharing two cores).
         assert term.read_until(b"gallery", 60, since=shown), term.out[-3000:]
-        # On a loaded machine the top bar's name was once drawn more than 10 s after the footer
-        # (a clean-clone CI rehearsal, both stages' venvs and tests sharing two cores).
-        assert term.read_until(b"present_leak-run1.py", 60, since=shown), term.out[-3000:]
+        end = time.monotonic() + 60
+        while FORKED not in screen_text(term.out[shown:]) and time.monotonic() < end:
+            term.read_until(b"\0never\0", 0.5)
+        played = screen_text(term.out[shown:])
+        assert FORKED in played, played[-3000:]
+        assert fork in played, played[-3000:]
+        assert "the attendee's own work" not in played
         shown = len(term.out)
         term.press("q")
         assert term.read_until(b"back to following", 60, since=shown), term.out[-3000:]
@@ -124,9 +159,68 @@ def test_a_fork_of_a_run_named_like_an_option_opens_the_fork(tmp_path: Path):
         assert term.wait(20) == 0
     finally:
         term.close()
-    assert sorted(p.name for p in attendee.iterdir()) == ["present_leak-run1.py", "snippet.py"]
-    assert (attendee / "present_leak-run1.py").read_text() == SOURCE
+    assert sorted(p.name for p in attendee.iterdir()) == sorted([fork, "snippet.py"])
+    assert (attendee / fork).read_text() == source
     assert mine.read_text() == "# the attendee's own work\n"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_follower_stopped_while_its_fork_plays_takes_the_playground_with_it(tmp_path: Path, stop: int):
+    """`kill` of the follower while the attendee's playground is open: the playground (and its
+    worker) end too; it once went on drawing on a terminal whose shell had its prompt back."""
+    from tests.processes import with_env
+
+    session, attendee = tmp_path / "session", tmp_path / "attendee"
+    attendee.mkdir()
+    publish(session, source=SOURCE.replace("def fn(x):", f"def fn(x):\n    {FORKED}")).close()
+    mark = f"TMPDIR={tmp_path}"
+    term = follow(session, attendee, env={"TMPDIR": str(tmp_path)})
+    try:
+        shown = fork_shown(term)
+        end = time.monotonic() + 60
+        while FORKED not in screen_text(term.out[shown:]) and time.monotonic() < end:
+            term.read_until(b"\0never\0", 0.5)
+        assert FORKED in screen_text(term.out[shown:])
+        os.kill(term.proc.pid, stop)
+        assert term.wait(20) == 128 + stop, screen_text(term.out)[-2000:]
+        end = time.monotonic() + 10
+        while with_env(mark) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not with_env(mark), with_env(mark)
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("what", ["snippet", "follow"])
+def test_serves_command_opens_a_file_named_like_a_command_or_an_option(tmp_path: Path, what: str):
+    """The command textual-serve starts per tab names the snippet or the followed folder by its
+    absolute path: a snippet named `check` once ran `check` with no file, a folder named `-d`
+    was read as an option."""
+    if what == "snippet":
+        (tmp_path / "check").write_text(SOURCE.replace("def fn(x):", f"def fn(x):\n    {FORKED}"))
+        args = argparse.Namespace(follow=None, snippet="check")
+        shows = FORKED
+    else:
+        publish(tmp_path / "-d").close()
+        args = argparse.Namespace(follow="-d", snippet=None)
+        shows = "run #1 of 1"
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        argv = shlex.split(app_command(args))
+    finally:
+        os.chdir(cwd)
+    env = {"COMPILE_PLAYGROUND_SPARE": "0", "COMPILE_PLAYGROUND_WARMUP": "0", "TMPDIR": str(tmp_path)}
+    term = Terminal(argv, tmp_path, env)
+    try:
+        end = time.monotonic() + 60
+        while shows not in screen_text(term.out) and time.monotonic() < end and term.proc.poll() is None:
+            term.read_until(b"\0never\0", 0.5)
+        assert shows in screen_text(term.out), screen_text(term.out)[-3000:]
+        term.press("q")
+        assert term.wait(20) == 0
+    finally:
+        term.close()
 
 
 def test_setting_values_from_the_folder_stay_the_values_of_their_flags(tmp_path: Path):
@@ -134,7 +228,7 @@ def test_setting_values_from_the_folder_stay_the_values_of_their_flags(tmp_path:
 
     for hostile in (Settings(backend="--present=leak"), Settings(stance="--present=leak")):
         argv = play_command(tmp_path / "check", setting_flags(hostile))
-        assert argv[-2:] == ["--", str(tmp_path / "check")]
+        assert argv[-1] == str(tmp_path / "check")
         with pytest.raises(SystemExit):  # an invalid value: refused, never read as --present
             parse("watch", ["x.py", *setting_flags(hostile)])
 

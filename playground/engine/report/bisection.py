@@ -89,6 +89,11 @@ class Bisection:
     workaround: dict[str, Any] | None = None
     steps: int = 0
     first_diverging_op: DivergingOp | None = None
+    #: "confirmed" when the failure reproduced every time and the culprit's bad and good
+    #: configurations, run again, disagreed and agreed; "doubtful" when one did not; "" unknown.
+    confidence: str = ""
+    #: What was run again and how each went, in words.
+    recheck: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +105,8 @@ class Bisection:
             "workaround": self.workaround,
             "steps": self.steps,
             "first_diverging_op": self.first_diverging_op.to_dict() if self.first_diverging_op else None,
+            "confidence": self.confidence,
+            "recheck": self.recheck,
         }
 
     @classmethod
@@ -114,6 +121,8 @@ class Bisection:
             workaround=workaround if isinstance(workaround, dict) else None,
             steps=_number(data, "steps") or 0,
             first_diverging_op=DivergingOp.from_dict(data.get("first_diverging_op")),
+            confidence=_text(data, "confidence") or "",
+            recheck=_text(data, "recheck") or "",
         )
 
 

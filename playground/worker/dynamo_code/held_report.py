@@ -4,11 +4,12 @@ side, torch-free; the second child's work is depyf_rerun.py. Worker-side.
 Why a second child: depyf.prepare_debug swaps the bytecode Dynamo wrote for depyf's own
 recompiled version while it records, so a run under it would run, and time, depyf's code
 rather than torch's. A run asked for Dynamo's code therefore runs exactly as one that was not
-(its child never imports depyf), except that it writes its report to a file the template holds
-instead of sending it. When that child ended well, the template forks a second child from the
-same clean state, which loads the snippet and makes its calls again under depyf
-(depyf_run.collect) and writes what depyf decompiled to a second file. The template puts the
-two together through the report's codec and sends one report: the client's protocol does not
+(its child never imports depyf), except that it sends its report down a pipe of its own to the
+template (process/readback.py) instead of to the client. When that child ended well, the
+template forks a second child from the same clean state, which loads the snippet and makes its
+calls again under depyf (depyf_run.collect) and sends what depyf decompiled down its own pipe.
+Neither is a file: nothing the snippet puts in a folder (a FIFO where the report would be) is
+read, or can keep the template waiting past the run's timeout. The template puts the two together through the report's codec and sends one report: the client's protocol does not
 change. If the second child fails, hangs (the run's timeout applies to it as well) or dies, the
 report is still the first child's and `dynamo_code_note` says why no code came. A cancel kills
 whichever of the two is running, and the run is cancelled.
@@ -16,15 +17,10 @@ whichever of the two is running, and the run is cancelled.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 from dataclasses import replace
 from typing import Any
 
 from playground.engine.events import Progress
-from playground.engine.lines import encode
 from playground.engine.report import DynamoCode, Report
 from playground.worker.run.spine.request import WorkerRequest
 
@@ -33,58 +29,36 @@ from playground.worker.run.spine.request import WorkerRequest
 _SECOND = "its run of the snippet (a second process, after the report's run)"
 
 
-def write_json(path: str, message: dict[str, Any]) -> None:
-    """`message` into `path` whole or not at all: a child killed mid-write leaves no file."""
-    partial = f"{path}.part"
-    with open(partial, "wb") as fh:
-        fh.write(encode(message))
-    os.replace(partial, path)
-
-
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
-
-
 class CodeRun:
-    """One run asked for Dynamo's code: the files its two children write, and the one report
-    the template makes of them."""
+    """One run asked for Dynamo's code: what its two children send back, and the one report the
+    template makes of them."""
 
     def __init__(self, request: WorkerRequest) -> None:
         self.request = request
-        self.directory = tempfile.mkdtemp(prefix="compile-playground-code-")
-        self.report_path = os.path.join(self.directory, "report.json")
-        self.code_path = os.path.join(self.directory, "code.json")
 
     @classmethod
     def asked(cls, request: WorkerRequest) -> CodeRun | None:
         """The code run of `request`, None when it did not ask for Dynamo's code."""
         return cls(request) if request.run.passes.dynamo_code else None
 
-    def close(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
-
     def run_request(self) -> WorkerRequest:
-        """The request for the run's child: the run as asked, its report held in a file."""
-        return replace(self.request, report_to=self.report_path)
+        """The request for the run's child: the run as asked, its report held for the template."""
+        return replace(self.request, held=True)
 
     def code_request(self) -> WorkerRequest:
         """The request for the code child: the same snippet and settings, nothing timed or traced."""
         untimed = replace(self.request.run.flags, timing=False)
-        return replace(self.request.with_run(flags=untimed, trace=False), code_to=self.code_path)
+        return self.request.with_run(flags=untimed, trace=False)
 
     def progress(self) -> dict[str, Any]:
         """What the client shows while the code child runs."""
         words = "collecting the code Dynamo wrote: the snippet runs again under depyf"
         return Progress("dynamo_code", message=words, run_id=self.request.id).to_dict()
 
-    def held(self) -> dict[str, Any] | None:
-        """The run's report message as its child wrote it; None when it wrote none (it died,
+    @staticmethod
+    def held(message: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The run's report message as its child sent it back; None when it sent none (it died,
         or the snippet called os._exit: the template's "ended" says so)."""
-        message = _read_json(self.report_path)
         return message if isinstance(message, dict) and isinstance(message.get("report"), dict) else None
 
     def without_child(self, held: dict[str, Any], isolated: bool, depyf: str | None) -> tuple[Any, str] | None:
@@ -101,9 +75,12 @@ class CodeRun:
             )
         return None
 
-    def result(self, outcome: str, status: dict[str, Any], timeout: float | None) -> tuple[Any, str]:
-        """(items, note) from the code child that ended with `outcome` and `status`."""
-        found = _read_json(self.code_path) if outcome == "ok" else None
+    def result(
+        self, outcome: str, status: dict[str, Any], timeout: float | None, found: dict[str, Any] | None
+    ) -> tuple[Any, str]:
+        """(items, note) from the code child that ended with `outcome` and `status`, having sent
+        back `found`."""
+        found = found if outcome == "ok" else None
         if isinstance(found, dict) and isinstance(found.get("note"), str):
             items = found.get("items")
             return (items if isinstance(items, list) else None), found["note"]

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from playground.engine.events import Progress
 from playground.engine.lines import encode, sanitize
 from playground.engine.report import Report, RunError, WorkerInfo
-from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
 from playground.worker.process.channel import Channel, ChannelLost
 from playground.worker.process.output import OutputCapture
+from playground.worker.process.readback import frame, send_back
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
@@ -56,6 +56,9 @@ class Inherited:
     template_fds: tuple[int, ...]
     #: Whether Inductor has run in the template (its one-time start-up is then not in a compile).
     inductor_started: bool
+    #: The write end of this process's own pipe back to the template (readback.py), where a
+    #: held report goes (`WorkerRequest.held`, the code child's findings); -1 when it has none.
+    report_fd: int = -1
 
 
 def rss_mb() -> float:
@@ -116,6 +119,9 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
             data += chunk
         if data:  # an empty pipe: the template dropped us unused
             request = WorkerRequest.from_message(json.loads(data))
+            if not request.held:  # the report goes to the client; the snippet gets no report file
+                os.close(inherited.report_fd)
+                inherited = replace(inherited, report_fd=-1)
             run_here(inherited, request, limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
@@ -145,7 +151,7 @@ def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> Non
 
         with OutputCapture():  # the snippet's output was the run's, already in its report
             result = collect(inherited.capturer, request, emit)
-        write_json(request.code_to, sanitize(result))
+        send_back(inherited.report_fd, frame(0, encode(sanitize(result))))
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
         said_why(inherited)
@@ -248,15 +254,25 @@ def run_here(
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}
     if request.run.trace:
         message["trace"] = trace or {"lines": [], "strings": []}
-    if request.report_to:
-        # The template sends it once the code child has added Dynamo's code.
-        written = sanitize({"event": "report", "id": run_id, **message})
-        write_json(request.report_to, written)
-        if request.rank is not None and request.rank.launch is not None:
-            ranks.share_report(encode(written), request.rank.folder, _share_deadline(request, started))
+    if request.held:
+        _hold_back(inherited, request, sanitize({"event": "report", "id": run_id, **message}), started)
     else:
         emit(message)
     return used_inductor
+
+
+def _hold_back(inherited: Inherited, request: WorkerRequest, message: dict[str, Any], started: float) -> None:
+    """The report down this process's own descriptor (readback.py), not the channel: the
+    template sends it once the code child has added Dynamo's code, or merges it with the other
+    ranks'. Under torchrun it is shared with the other nodes' ranks too."""
+    written = encode(message)
+    rank = request.rank.rank if request.rank is not None else 0
+    send_back(inherited.report_fd, frame(rank, written))
+    if request.rank is not None and request.rank.launch is not None:
+        fd = inherited.report_fd
+        ranks.share_report(
+            written, lambda other, data: send_back(fd, frame(other, data)), _share_deadline(request, started)
+        )
 
 
 def _share_deadline(request: WorkerRequest, started: float) -> float:
@@ -272,12 +288,15 @@ def _share_deadline(request: WorkerRequest, started: float) -> float:
 
 def _as_rank(channel: Channel, place: RankPlace) -> None:
     """One rank of a run across ranks (process/rank_group.py): rank 0 speaks its progress on the
-    channel as a run does, the others are muted; each writes its report to its file, and its
-    stack when the template asks with SIGUSR2 (it is about to kill a rank that still waits)."""
+    channel as a run does, the others are muted; each sends its report down its own pipe, and writes
+    its stack when the template asks with SIGUSR2 (it is about to kill a rank that still waits)."""
     if place.rank != 0:
         channel.mute()
-    stack = open(os.path.join(place.folder, f"rank{place.rank}.stack"), "w")  # noqa: SIM115 - for the process's life
-    faulthandler.register(signal.SIGUSR2, file=stack, all_threads=False)
+    # A new file, never through a link or into a FIFO someone put there first.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(OSError):  # without it, a rank killed at the timeout names no line
+        stack = os.open(os.path.join(place.folder, f"rank{place.rank}.stack"), flags, 0o600)
+        faulthandler.register(signal.SIGUSR2, file=stack, all_threads=False)
 
 
 def _join(request: WorkerRequest) -> Report | None:

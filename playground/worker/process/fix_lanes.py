@@ -1,7 +1,8 @@
-"""Fixes tried, from the template's side: the run itself (its report held in a file, then sent),
+"""Fixes tried, from the template's side: the run itself (its report held back, then sent),
 then one variant per remedy (run/fixes/), each a run's child forked from here with its own
 eager reference, several side by side within the cores and memory (`lane_count`). Each
-variant's child is muted and writes its report to a file; the template reads it into a `Fix`
+variant's child is muted and holds its report back in a memfd of its own (readback.py); the
+template reads it into a `Fix`
 and sends it as a "fix" event as soon as it ends, then one "fixes" event with them all, best
 first, and the targets no remedy removed. A cancel of the run kills every variant. Worker-side.
 """
@@ -9,10 +10,7 @@ first, and the targets no remedy removed. A cancel of the run kills every varian
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,6 +22,7 @@ from playground.engine.report.fixes import ordered
 from playground.worker.process import limits, procs
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, run_child
+from playground.worker.process.readback import HeldReport
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.stragglers import Stragglers
 from playground.worker.run.fixes.candidates import Candidate, propose
@@ -42,7 +41,7 @@ class Host(Protocol):
     #: The base run's reference processes, where the template's shutdown finds them.
     references: Forked | None
 
-    def inherited(self) -> Inherited: ...
+    def inherited(self, held: HeldReport | None = None, others: tuple[int, ...] = ()) -> Inherited: ...
 
 
 LANES_ENV = "COMPILE_PLAYGROUND_FIX_LANES"
@@ -86,13 +85,18 @@ class _Variant:
     pidfd: int
     started: float
     deadline: float | None
+    #: Where its child holds its report back (readback.py).
+    held: HeldReport
 
 
 class FixLanes:
     """One run that tries fixes, from its base run to its last variant."""
 
     def __init__(
-        self, template: Host, request: WorkerRequest, first: Callable[[WorkerRequest], tuple[str, dict[str, Any]]]
+        self,
+        template: Host,
+        request: WorkerRequest,
+        first: Callable[[WorkerRequest], tuple[str, dict[str, Any], dict[str, Any] | None]],
     ) -> None:
         self.template = template
         #: The template's way to run a run's child (the spare when one is warm), waited for.
@@ -100,7 +104,6 @@ class FixLanes:
         #: The run as the client signed it (its child's messages carry the key), and without the key.
         self.signed = request
         self.request = request.unsigned()
-        self.folder = tempfile.mkdtemp(prefix="compile-playground-fixes-")
         self.running: list[_Variant] = []
 
     @property
@@ -110,11 +113,10 @@ class FixLanes:
     def run(self) -> tuple[str, dict[str, Any]]:
         """The base run, then the variants; the base run's outcome and status."""
         try:
-            outcome, status = self._base()
+            outcome, status, held = self._base()
             if outcome != "ok":
                 return outcome, status
-            held = _read(os.path.join(self.folder, "base.json"))
-            if held is None:
+            if held is None or not isinstance(held.get("report"), dict):
                 return outcome, status
             self.template.channel.send(held)
             base = Report.from_dict(held["report"])
@@ -125,9 +127,9 @@ class FixLanes:
         finally:
             self.close()
 
-    def _base(self) -> tuple[str, dict[str, Any]]:
+    def _base(self) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
         template = self.template
-        run = replace(self.signed, report_to=os.path.join(self.folder, "base.json"))
+        run = replace(self.signed, held=True)
         template.references = Forked(template.inherited(), self.request)
         try:
             return self.first(template.references.request(run))
@@ -166,19 +168,21 @@ class FixLanes:
 
     def _start(self, candidates: list[Candidate], number: int) -> _Variant:
         template = self.template
-        request = variant_request(self.request, candidates[0], number, os.path.join(self.folder, f"fix{number}.json"))
+        request = variant_request(self.request, candidates[0], number)
         references = Forked(template.inherited(), reference_request(self.request, request))
         child = references.request(request)
+        held = HeldReport()
+        others = tuple(v.held.fd for v in self.running)  # the other variants' reports: not this one's to hold
         parent = os.getpid()
         pid = os.fork()
-        if pid == 0:  # pragma: no cover - the variant's child: muted, its report in its file
-            inherited = template.inherited()
+        if pid == 0:  # pragma: no cover - the variant's child: muted, its report held back
+            inherited = template.inherited(held, others)
             inherited.channel.mute()
             run_child(inherited, child, parent)
         timeout = request.run.flags.timeout_s
         now = time.monotonic()
         return _Variant(
-            candidates, request, references, pid, os.pidfd_open(pid), now, now + timeout if timeout else None
+            candidates, request, references, pid, os.pidfd_open(pid), now, now + timeout if timeout else None, held
         )
 
     def _wait(self) -> _Variant | None:
@@ -208,8 +212,10 @@ class FixLanes:
         outcome, status = procs.ended(variant.pid, "timeout" if variant.deadline is None else "")
         variant.references.close()
         seconds = time.monotonic() - variant.started
-        held = _read(variant.request.report_to)
-        after = Report.from_dict(held["report"]) if held is not None else None
+        held = variant.held.first()
+        variant.held.close()
+        readable = held is not None and isinstance(held.get("report"), dict)
+        after = Report.from_dict(held["report"]) if readable else None
         ended = outcome if "signal" not in status else f"{outcome}, {status['signal']}"
         fixes = [fix_of(c, base, after, ended, seconds) for c in variant.candidates]
         for fix in fixes:
@@ -227,14 +233,15 @@ class FixLanes:
             with contextlib.suppress(OSError):
                 os.close(variant.pidfd)
             variant.references.close()
+            variant.held.close()
         self.running = []
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _read(path: str) -> dict[str, Any] | None:
+def run_with_fixes(template: Any, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
+    """The run, then a variant per remedy; the template holds the lanes meanwhile, so that a
+    cancel or its shutdown kills their processes too."""
+    template.lanes = FixLanes(template, request, template._first)
     try:
-        with open(path, encoding="utf-8") as fh:
-            message = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return message if isinstance(message, dict) and isinstance(message.get("report"), dict) else None
+        return template.lanes.run()
+    finally:
+        template.lanes = None

@@ -4,21 +4,24 @@ over the loopback; waited for together under the run's timeout, and their report
 the run's one report (engine/ranks.py). Worker-side.
 
 Rank 0 speaks its progress and early diagnostics on the channel as a one-process run does;
-every rank writes its final report to a file in the group's folder, which the template reads
-once all have ended. A rank still alive at the timeout is asked for its stack (SIGUSR2, which
+every rank sends its final report back to the template in a file of its own with no name
+(readback.HeldReport: no other rank holds it, so none can rewrite another's), read once all have
+ended. The groups meet in stores that are files in the group's folder (mkdtemp's: this user's
+alone), never on a port, and gloo's sockets listen on the loopback only (run/ranks.py). A rank still alive at the timeout is asked for its stack (SIGUSR2, which
 faulthandler answers even inside a C++ wait), then every process of the group is killed.
 
 Under torchrun (engine.ranks.Launch: this playground is one process of torchrun's job) the group
 here is the one rank torchrun gave this process, and its reference: the other ranks are the
-job's other processes, on this machine or another, met in torchrun's store. Each rank's report
-arrives through that store (run/ranks.share_report) into the same folder, and is merged here
-as a forked rank's is.
+job's other processes, on this machine or another, met in torchrun's store: the user's own
+rendezvous, as open as torchrun made it. Each rank's report arrives through that store
+(run/ranks.share_report), passed on in this rank's held report, and is merged here as a forked
+rank's is.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -35,6 +38,7 @@ from playground.engine.snippet import snippet_line_in_stack
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, run_child
+from playground.worker.process.readback import HeldReport, read_regular
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
@@ -51,7 +55,7 @@ class Host(Protocol):
     requests: Any
     spare: Spare
 
-    def inherited(self) -> Inherited: ...
+    def inherited(self, held: HeldReport | None = None, others: tuple[int, ...] = ()) -> Inherited: ...
 
 
 #: How long a collective waits for the other ranks, as a share of the run's timeout (within
@@ -69,7 +73,7 @@ def collective_timeout(run_timeout: float | None) -> float:
 
 
 def free_ports(count: int) -> list[int]:
-    """Loopback ports free now (each rank 0 binds its group's store there at once)."""
+    """Loopback ports free now: MASTER_PORT for a program that makes its own group."""
     sockets = []
     try:
         for _ in range(count):
@@ -98,6 +102,10 @@ class RankGroup:
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ranks-")
         self.children: list[int] = []
         self.references: list[Forked] = []
+        #: Each local rank's report back (readback.py), by rank.
+        self.held: dict[int, HeldReport] = {}
+        #: The report messages that came back, by rank (under torchrun, the other ranks' too).
+        self.messages: dict[int, dict[str, Any]] = {}
 
     @property
     def pids(self) -> list[int]:
@@ -114,20 +122,28 @@ class RankGroup:
             place = RankPlace(
                 rank, self.world_size, port, reference_port, self.folder, collective_timeout(timeout), self.launch
             )
-            mine = replace(request, rank=place, report_to=self._path(rank, "json"))
+            mine = replace(request, rank=place, held=True)
             forked = Forked(self.template.inherited(), mine)
             self.references.append(forked)
             requests.append(forked.request(mine))
         # The ranks forked last and together: they meet in the process group at once.
-        for index, mine in enumerate(requests):
+        for rank, mine in zip(self.local_ranks, requests, strict=True):
             # The first in the spare when one is warm (a one-process run would have had it).
-            pid = self.template.spare.hand(mine) if index == 0 else None
-            if pid is None:
+            handed = self.template.spare.hand(mine) if rank == self.local_ranks[0] else None
+            if handed is not None:
+                pid, self.held[rank] = handed
+            else:
+                held = self.held[rank] = HeldReport()
+                # Each rank holds its own report and none of the others' made before it.
+                others = tuple(h.fd for r, h in self.held.items() if r != rank)
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the rank's process
-                    run_child(self.template.inherited(), mine, parent)
+                    run_child(self.template.inherited(held, others), mine, parent)
             self.children.append(pid)
         killed_for, ended = self._wait(timeout)
+        for held in self.held.values():
+            for rank, message in held.messages().items():
+                self.messages.setdefault(rank, message)
         # A rank killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.template.channel.send_bytes(b"\n")
         if killed_for != "cancelled":
@@ -176,7 +192,10 @@ class RankGroup:
     def _merged(self, ended: dict[int, dict[str, Any]], killed_for: str) -> Report:
         """The run's report: each rank's own (or what its end says), merged, the collective
         trouble named at the top."""
-        reports = [_plain(self._rank_report(rank, ended.get(rank, {}), killed_for)) for rank in range(self.world_size)]
+        path = self.request.run.path
+        reports = [
+            _plain(self._rank_report(rank, ended.get(rank, {}), killed_for), path) for rank in range(self.world_size)
+        ]
         # A rank that died before its report still ran the torch every other rank ran.
         version = next((r.torch_version for r in reports if r.torch_version), "")
         reports = [r if r.torch_version else replace(r, torch_version=version) for r in reports]
@@ -196,12 +215,10 @@ class RankGroup:
         return replace(merged, notes=(*notes, *merged.notes))
 
     def _rank_report(self, rank: int, status: dict[str, Any], killed_for: str) -> Report:
-        try:
-            with open(self._path(rank, "json"), encoding="utf-8") as fh:
-                message = json.load(fh)
-            return Report.from_dict(message.get("report"))
-        except (OSError, ValueError, AttributeError):
-            pass
+        message = self.messages.get(rank)
+        if message is not None and isinstance(message.get("report"), dict):
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                return Report.from_dict(message["report"])
         settings, path = self.request.run.settings, self.request.run.path
         if rank not in self.local_ranks:
             error = RunError(
@@ -229,12 +246,11 @@ class RankGroup:
 
     def _stack_line(self, rank: int) -> int | None:
         """The snippet's line on the stack rank `rank` wrote when asked (the innermost one)."""
-        try:
-            with open(self._path(rank, "stack"), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(1 << 20)
-        except OSError:
+        data = read_regular(self._path(rank, "stack"), 1 << 20)
+        if data is None:
             return None
-        return snippet_line_in_stack(text, self.request.run.path)
+        path = self.request.run.path
+        return collective_line(path, snippet_line_in_stack(data.decode("utf-8", "replace"), path))
 
     def close(self) -> None:
         procs.kill_all(self.pids)
@@ -243,7 +259,9 @@ class RankGroup:
                 os.waitpid(pid, 0)
         for forked in self.references:
             forked.close()
-        self.children, self.references = [], []
+        for held in self.held.values():
+            held.close()
+        self.children, self.references, self.held = [], [], {}
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -254,13 +272,55 @@ def _ranks_of(request: WorkerRequest, launch: Launch) -> Any:
     return replace(request.run.settings, ranks=min(launch.world_size, MAX_RANKS))
 
 
-def _plain(report: Report) -> Report:
-    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo)."""
+def _plain(report: Report, path: str) -> Report:
+    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo), at the
+    line of the collective it waited in."""
     error = report.error
     if error is None or ranks.collective_trouble(error.message) is None:
         return report
     # Left waiting by another rank: neither torch.compile's failure nor ours.
-    return replace(report, error=replace(error, kind="snippet", message=ranks.plain_gloo(error.message)))
+    plain = replace(
+        error, kind="snippet", message=ranks.plain_gloo(error.message), line=collective_line(path, error.line)
+    )
+    return replace(report, error=plain)
+
+
+#: torch.distributed's collectives and point-to-point calls, by the name a snippet calls them by.
+COLLECTIVES = frozenset(
+    {"all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all", "all_to_all_single"}
+    | {"broadcast", "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "gather"}
+    | {"scatter", "barrier", "send", "recv", "isend", "irecv", "monitored_barrier"}
+)
+
+
+def collective_line(path: str, line: int | None) -> int | None:
+    """`line`, or the collective's line when `line` is the `def` of a function that makes one: a
+    compiled function's frame stands at its `def` while its graph runs (measured on 2.13 with
+    all_reduce under the eager backend), and the error belongs to the collective it waited in
+    (the first, when it makes several)."""
+    if line is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(1 << 24))
+    except (OSError, SyntaxError, ValueError):
+        return line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and line in (
+            node.lineno,
+            *(d.lineno for d in node.decorator_list),
+        ):
+            calls = sorted(
+                call.lineno
+                for call in ast.walk(node)
+                if isinstance(call, ast.Call)
+                and (
+                    (isinstance(call.func, ast.Attribute) and call.func.attr in COLLECTIVES)
+                    or (isinstance(call.func, ast.Name) and call.func.id in COLLECTIVES)
+                )
+            )
+            return calls[0] if calls else line
+    return line
 
 
 def _reap(pid: int) -> dict[str, Any]:

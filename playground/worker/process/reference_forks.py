@@ -20,6 +20,7 @@ from typing import Any
 from playground.worker import compat
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, said_why
+from playground.worker.process.readback import read_regular
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
 from playground.worker.run.compare.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
@@ -72,10 +73,11 @@ class Forked:
                 select.select([pidfd], [], [], max(wait_s, 0.0))
             finally:
                 os.close(pidfd)
+        # Read as anything the snippet could have put there: never a FIFO or a link, bounded.
+        data = read_regular(os.path.join(self.folder, "eager.end.json"), 1 << 20)
         try:
-            with open(os.path.join(self.folder, "eager.end.json"), encoding="utf-8") as fh:
-                ended = json.load(fh)
-        except (OSError, ValueError):
+            ended = json.loads(data) if data is not None else None
+        except ValueError:
             return None
         if (
             isinstance(ended, dict)

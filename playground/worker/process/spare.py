@@ -7,24 +7,28 @@ import contextlib
 import json
 import os
 import select
+from dataclasses import replace
 
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, spare_child
+from playground.worker.process.readback import HeldReport
 from playground.worker.run.spine.request import WorkerRequest
 
 
 class Spare:
-    """At most one spare child: its pid, the pipe its request will come down, and the pipe on
-    which it says it is warm."""
+    """At most one spare child: its pid, the pipe its request will come down, the pipe on which
+    it says it is warm, and where its report goes when the request holds it (readback.py)."""
 
     def __init__(self) -> None:
         self.pid: int | None = None
         self.fd: int | None = None
         self.ready_fd: int | None = None
+        self.held: HeldReport | None = None
 
     def fds(self) -> list[int]:
-        """The template's ends of the spare's pipes (a run child closes them)."""
-        return [fd for fd in (self.fd, self.ready_fd) if fd is not None]
+        """The template's ends of the spare's pipes, and its held report (a run child closes them)."""
+        held = self.held.fd if self.held is not None else None
+        return [fd for fd in (self.fd, self.ready_fd, held) if fd is not None]
 
     def fork(self, inherited: Inherited) -> None:
         """Fork the next run's child now and let it warm itself while nobody waits.
@@ -47,28 +51,30 @@ class Spare:
             return  # turned off, or memory short: a spare would hold ~150 MiB for nobody yet
         read_fd, write_fd = os.pipe()
         ready_read, ready_write = os.pipe()
+        held = HeldReport()
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the spare child
             os.close(write_fd)
             os.close(ready_read)
-            spare_child(inherited, read_fd, ready_write, parent)
+            spare_child(replace(inherited, report_fd=held.fd), read_fd, ready_write, parent)
         os.close(read_fd)
         os.close(ready_write)
-        self.pid, self.fd, self.ready_fd = pid, write_fd, ready_read
+        self.pid, self.fd, self.ready_fd, self.held = pid, write_fd, ready_read, held
 
-    def hand(self, request: WorkerRequest) -> int | None:
-        """Send the request down the spare's pipe; its pid, or None when there is no spare."""
-        if self.pid is None or self.ready_fd is None:
+    def hand(self, request: WorkerRequest) -> tuple[int, HeldReport] | None:
+        """Send the request down the spare's pipe; its pid and its held report (readback.py),
+        or None when there is no spare."""
+        if self.pid is None or self.ready_fd is None or self.held is None:
             return None
         if not select.select([self.ready_fd], [], [], 0)[0]:
             # Still warming (saves in quick succession): a fresh fork is sooner than the rest
             # of its warm-up.
             self.drop()
             return None
-        pid, fd = self.pid, self.fd
+        pid, fd, held = self.pid, self.fd, self.held
         os.close(self.ready_fd)
-        self.pid = self.fd = self.ready_fd = None
+        self.pid = self.fd = self.ready_fd = self.held = None
         assert fd is not None
         try:
             data = json.dumps(request.to_message()).encode()
@@ -81,8 +87,9 @@ class Spare:
                 os.close(fd)
             procs.kill_all([pid])
             procs.reap([pid])
+            held.close()
             return None
-        return pid
+        return pid, held
 
     def drop(self) -> None:
         if self.pid is not None:
@@ -93,4 +100,6 @@ class Spare:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self.pid = self.fd = self.ready_fd = None
+        if self.held is not None:
+            self.held.close()
+        self.pid = self.fd = self.ready_fd = self.held = None

@@ -21,6 +21,7 @@ from playground.worker.process import fix_lanes, preimport, procs, reexec, warmu
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.rank_group import RankGroup
+from playground.worker.process.readback import HeldReport
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
@@ -114,14 +115,16 @@ class Template:
         self.inductor_started |= warmup.warm(self.capturer, backend, self.inductor_started)
         return time.perf_counter() - started
 
-    def inherited(self) -> Inherited:
-        """What a child forked now needs of this process (child.py)."""
+    def inherited(self, held: HeldReport | None = None, others: tuple[int, ...] = ()) -> Inherited:
+        """What a child forked now needs of this process (child.py): with `held`, where its
+        report goes back; `others`, more of our descriptors it must close (other ranks' reports)."""
         return Inherited(
             channel=self.channel,
             crash_log=self.crash_log,
             capturer=self.capturer,
-            template_fds=(self.channel.in_fd, *self.spare.fds()),
+            template_fds=(self.channel.in_fd, *self.spare.fds(), *others),
             inductor_started=self.inductor_started,
+            report_fd=held.fd if held is not None else -1,
         )
 
     def _fork_spare(self) -> None:
@@ -169,7 +172,7 @@ class Template:
                 self._fork_spare()
             return
         if fix_lanes.asked(request, self.isolated):
-            outcome, status = self._with_fixes(request)
+            outcome, status = fix_lanes.run_with_fixes(self, request)
         else:
             outcome, status = self._one(request, unsigned)
         self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
@@ -183,14 +186,6 @@ class Template:
             preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
             self._fork_spare()
 
-    def _with_fixes(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
-        """The run, then a variant per remedy (fix_lanes.py)."""
-        self.lanes = fix_lanes.FixLanes(self, request, self._first)
-        try:
-            return self.lanes.run()
-        finally:
-            self.lanes = None
-
     def _one(self, request: WorkerRequest, unsigned: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """The run (and the code child, when asked): its outcome and status."""
         code = CodeRun.asked(request)
@@ -201,19 +196,17 @@ class Template:
                 # alongside it, from the template's state, as it does (run/compare/reference.py).
                 self.references = Forked(self.inherited(), unsigned)  # never the run's key
                 run = self.references.request(run)
-            outcome, status = self._first(run)
+            outcome, status, held = self._first(run)
             if outcome == "died" and self.references is not None:
                 eager = self.references.eager_failure(wait_s=min(request.run.flags.timeout_s or 30.0, 30.0))
                 if eager is not None:
                     status = {**status, "eager_failure": eager}
             if code is not None:
-                outcome, status = _with_code(self, code, outcome, status)
+                outcome, status = _with_code(self, code, outcome, status, held)
         finally:
             if self.references is not None:
                 self.references.close()
                 self.references = None
-            if code is not None:
-                code.close()
         return outcome, status
 
     def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
@@ -226,32 +219,48 @@ class Template:
             self.group.close()
             self.group = None
 
-    def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
-        """The run itself, in the spare child or a fresh one: its outcome and exit status."""
+    def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+        """The run itself, in the spare child or a fresh one: its outcome, exit status and held
+        report (readback.py; None when it sent its report to the client, or sent none)."""
         if not self.isolated:
             # benchmarks/latency.py's baseline: no isolation at all
-            self.inductor_started |= run_here(self.inherited(), request)
-            return "ok", {"pid": os.getpid()}
+            held = HeldReport() if request.held else None
+            try:
+                self.inductor_started |= run_here(self.inherited(held), request)
+                return "ok", {"pid": os.getpid()}, held.first() if held is not None else None
+            finally:
+                if held is not None:
+                    held.close()
         return self._child(request, run_child, spare=True)
 
     def _child(
         self, request: WorkerRequest, main: Callable[[Inherited, WorkerRequest, int], None], *, spare: bool
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
         """`main` in a child (the spare, when `spare` and one is ready), waited for under the
-        request's timeout; its outcome and exit status."""
-        pid = self.spare.hand(request) if spare else None
-        if pid is None:
+        request's timeout; its outcome, exit status, and the message it held back when the
+        request holds its report or `main` is the code child (else None)."""
+        wanted = request.held or main is code_child
+        handed = self.spare.hand(request) if spare else None
+        held: HeldReport | None
+        if handed is not None:
+            pid, held = handed
+        else:
+            held = HeldReport() if wanted else None
             parent = os.getpid()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child; its coverage is the run itself
-                main(self.inherited(), request, parent)
-        self.child = pid
-        # Only the run's child dumps its stack before the timeout (child.dump_after).
-        outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
-        self.child = None
-        # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
-        self.channel.send_bytes(b"\n")
-        return outcome, status
+                main(self.inherited(held), request, parent)
+        try:
+            self.child = pid
+            # Only the run's child dumps its stack before the timeout (child.dump_after).
+            outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
+            self.child = None
+            # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
+            self.channel.send_bytes(b"\n")
+            return outcome, status, held.first() if held is not None and wanted else None
+        finally:
+            if held is not None:
+                held.close()
 
     def _warm_inductor(self, request: WorkerRequest) -> None:
         """Inductor's one-time start-up, in the template, before the first run that uses it."""
@@ -313,11 +322,13 @@ def _hello(import_s: float, warm_s: float, fork_ok: bool, isolated: bool) -> Wor
     )
 
 
-def _with_code(template: Template, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _with_code(
+    template: Template, code: CodeRun, outcome: str, status: dict[str, Any], message: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
     """The run's held report sent, with the code Dynamo wrote from a second child
     when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
     the second child cancels the run; its failure costs only the code."""
-    held = code.held()
+    held = code.held(message)
     if held is None or outcome == "cancelled":
         return outcome, status  # no report to send, or nobody waits for it
     from playground.worker import compat
@@ -328,10 +339,10 @@ def _with_code(template: Template, code: CodeRun, outcome: str, status: dict[str
     if fields is None:
         template.channel.send(code.progress())
         request = code.code_request()
-        code_outcome, code_status = template._child(request, code_child, spare=False)
+        code_outcome, code_status, found = template._child(request, code_child, spare=False)
         if code_outcome == "cancelled":
             return code_outcome, code_status
-        fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
+        fields = code.result(code_outcome, code_status, request.run.flags.timeout_s, found)
     template.channel.send(code.merged(held, *fields))
     return outcome, status
 

@@ -29,7 +29,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -46,6 +46,8 @@ _shared: tuple[Any, RankPlace] | None = None
 STORE_PREFIX = "compile-playground"
 #: How often a rank looks in the store for what another rank has put there.
 POLL_S = 0.05
+#: The loopback's interface, for gloo's own sockets (Linux's name; the worker runs on Linux).
+LOOPBACK_INTERFACE = "lo"
 
 
 class LaunchError(RuntimeError):
@@ -53,8 +55,11 @@ class LaunchError(RuntimeError):
 
 
 def environment(place: RankPlace, port: int) -> dict[str, str]:
-    """The variables torchrun sets for one worker on one node."""
+    """The variables torchrun sets for one worker on one node, and gloo's interface: the
+    loopback's, so that its pairs' sockets listen nowhere else (by default gloo listens on the
+    address the host's name resolves to, another host's way in on most machines)."""
     return {
+        "GLOO_SOCKET_IFNAME": LOOPBACK_INTERFACE,
         "RANK": str(place.rank),
         "LOCAL_RANK": str(place.rank),
         "GROUP_RANK": "0",
@@ -72,9 +77,10 @@ def join(
     place: RankPlace, *, port: int, device: str, make_group: bool, side: str = "compiled", content: str = ""
 ) -> None:
     """Become rank `place.rank`: torchrun's environment, and (unless the code makes its own,
-    `make_group` False) the process group over the loopback `port`: gloo on CPU, nccl on CUDA.
-    Under torchrun, the group of `side` ("compiled" or "reference") in torchrun's store, for the
-    run of the snippet's text `content` (the compiled side agrees on it with the other ranks)."""
+    `make_group` False) the process group of `side` ("compiled" or "reference"): gloo on CPU,
+    nccl on CUDA, met in a store that is a file in the group's private folder (`store_path`),
+    never a port. Under torchrun, the group of `side` in torchrun's store, for the run of the
+    snippet's text `content` (the compiled side agrees on it with the other ranks)."""
     global _agreements
     import torch
 
@@ -91,8 +97,22 @@ def join(
     import torch.distributed as dist
 
     timeout = datetime.timedelta(seconds=place.collective_timeout_s)
-    dist.init_process_group(_backend(place, device), rank=place.rank, world_size=place.world_size, timeout=timeout)
-    _agreements = _Later(timeout)
+    store = dist.FileStore(store_path(place, side), place.world_size)
+    store.set_timeout(timeout)
+    dist.init_process_group(
+        _backend(place, device), store=store, rank=place.rank, world_size=place.world_size, timeout=timeout
+    )
+    _agreements = _Later(timeout, store, place)
+
+
+def store_path(place: RankPlace, side: str) -> str:
+    """Where the ranks of `side` meet: a file in the group's folder (mkdtemp's, this user's
+    alone). torch's TCPStore, the default, listens on every interface whatever address it is
+    given (measured on 2.13: `*:PORT` in `ss -ltn`), with no key: anyone who reached it could
+    read and rewrite the group's keys. A group's making that waits for a rank that never comes
+    gives up about a second later on a FileStore than on a TCPStore (measured on 2.13: 4.0 s
+    for a 3 s timeout)."""
+    return os.path.join(place.folder, f"{side}.store")
 
 
 def _backend(place: RankPlace, device: str) -> str:
@@ -142,7 +162,7 @@ def _join_launched(place: RankPlace, device: str, side: str, content: str) -> No
     dist.init_process_group(
         _backend(place, device), store=group_store, rank=place.rank, world_size=place.world_size, timeout=timeout
     )
-    _agreements = _Later(timeout)
+    _agreements = _Later(timeout, group_store, place)
 
 
 def _agree(store: Any, place: RankPlace, content: str) -> int:
@@ -174,11 +194,11 @@ def _agree(store: Any, place: RankPlace, content: str) -> int:
         time.sleep(POLL_S)
 
 
-def share_report(text: str, folder: str, deadline: float) -> None:
-    """Under torchrun: this rank's report (`text`, as written to its file) into the store, and
-    each other rank's written beside it (`rank{R}.json` in `folder`) as it arrives, until every
-    rank's is here or `deadline` (time.monotonic()) passes. A rank whose report never comes is
-    said so by the merge (rank_group.py). Outside torchrun, nothing."""
+def share_report(text: bytes, deliver: Callable[[int, bytes], None], deadline: float) -> None:
+    """Under torchrun: this rank's report (`text`, its message's line) into the store, and each
+    other rank's handed to `deliver` (rank, line) as it arrives, until every rank's is here or
+    `deadline` (time.monotonic()) passes. A rank whose report never comes is said so by the
+    merge (rank_group.py). Outside torchrun, nothing."""
     global _shared
     shared, _shared = _shared, None
     if shared is None:
@@ -191,10 +211,7 @@ def share_report(text: str, folder: str, deadline: float) -> None:
             for rank in list(waiting):
                 key = f"report/{rank}"
                 if store.check([key]):
-                    path = os.path.join(folder, f"rank{rank}.json")
-                    with open(path + ".part", "wb") as fh:
-                        fh.write(store.get(key))
-                    os.rename(path + ".part", path)
+                    deliver(rank, store.get(key))
                     waiting.remove(rank)
             if not waiting or time.monotonic() >= deadline:
                 return
@@ -206,17 +223,22 @@ def share_report(text: str, folder: str, deadline: float) -> None:
 class _Later:
     """Our own group, made at its first use: every rank reaches the timing loop's first
     agreement at the same point of the run, so the group's making (itself collective) pairs; a
-    run without timing never pays for it."""
+    run without timing never pays for it. A gloo group of its own on the run's store, apart from
+    torch.distributed's groups: the snippet may end those (`destroy_process_group()` in its
+    inputs) and the run's loops still agree."""
 
-    def __init__(self, timeout: datetime.timedelta) -> None:
+    def __init__(self, timeout: datetime.timedelta, store: Any, place: RankPlace) -> None:
         self.timeout = timeout
+        self.store = store
+        self.place = place
         self._group: Any = None
 
     def group(self) -> Any:
         if self._group is None:
             import torch.distributed as dist
 
-            self._group = dist.new_group(backend="gloo", timeout=self.timeout)
+            store = dist.PrefixStore("compile-playground-agreements/", self.store)
+            self._group = dist.ProcessGroupGloo(store, self.place.rank, self.place.world_size, self.timeout)
         return self._group
 
 
@@ -239,7 +261,9 @@ def agreed_max(value: int) -> int:
     import torch.distributed as dist
 
     tensor = torch.tensor([int(value)], dtype=torch.int64)
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=_agreements.group())
+    options = dist.AllreduceOptions()
+    options.reduceOp = dist.ReduceOp.MAX
+    _agreements.group().allreduce([tensor], options).wait()
     return int(tensor.item())
 
 
@@ -258,8 +282,10 @@ _COLLECTIVE_TROUBLE = (
         "lost its peer in a collective (another rank left it)",
     ),
     (re.compile(r"[Rr]eceived data size doesn't match expected size"), "got another size from its peer"),
-    # The store's wait (a group's making, a barrier): torch's DistStoreError, measured on 2.13.
+    # The store's wait (a group's making, a barrier): torch's DistStoreError, measured on 2.13;
+    # the FileStore's (our groups' store) says only "Wait timeout".
     (re.compile(r"wait timeout after (\d+)ms, keys:"), "waited {0} ms for the other ranks"),
+    (re.compile(r"\bWait timeout\b"), "waited for the other ranks until the collective timeout"),
     (
         re.compile(r"[Ss]ocket [Tt]imeout|Timed out after \d+ seconds waiting"),
         "waited in a collective until gloo's timeout",

@@ -13,6 +13,12 @@ tolerance, else compiled's RMS error against a float64 run (a float64 copy of th
 inputs cast) at most k x eager's own (equivalence.py's constants). Simpler than a run's
 equivalence: no separate reference processes, no built-state digests, no module-state diffs. Unlike a run, Inductor is not given `fallback_random=True` here:
 the bisection is about torch.compile as a plain script gets it.
+
+Nothing is blamed unchecked: the first verdict is judged `REPEATS` times in fresh processes, and a
+snippet whose verdict changes between identical runs is said to be nondeterministic instead of
+bisected (a bisection of it names whichever backend a lucky draw stopped at). Once the bisector
+names a culprit, its bad configuration (the culprit's backend) and its good one (the backend before
+it, or the culprit's workaround) are run again; the result says how that went as its `confidence`.
 """
 
 from __future__ import annotations
@@ -41,6 +47,10 @@ WORKAROUNDS: dict[str, dict[str, Any]] = {
     "layout_optimization": {"inductor.layout_optimization": False},
     "comprehensive_padding": {"inductor.comprehensive_padding": False},
 }
+#: How many times the first verdict is judged (the same settings, each a fresh process).
+REPEATS = 3
+#: torch's compiler bisector's backends, each the one before with one more stage of torch.compile.
+BACKEND_ORDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 #: Subsystems that are Inductor's passes, turned off by name.
 PASS_SUBSYSTEMS = ("joint_graph_passes", "post_grad_passes", "pre_grad_passes")
 #: Random ops whose decomposition draws other numbers than eager's kernel; with
@@ -184,8 +194,11 @@ class SnippetFailed(Exception):
     """The snippet itself failed (loading, no target, its eager run): nothing to bisect."""
 
 
-def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True, on_eager: Any = None) -> bool:
-    """In this process: True when eager and compiled (Inductor) agree.
+def verdict(
+    snippet: str, config: dict[str, Any], compiled_side: bool = True, on_eager: Any = None, backend: str = "inductor"
+) -> bool:
+    """In this process: True when eager and compiled (with `backend`; Inductor unless a culprit
+    is re-checked) agree.
 
     Raises SnippetFailed when the snippet fails before anything is compiled: a bisection of
     that would blame the first backend for the user's own exception."""
@@ -207,7 +220,7 @@ def verdict(snippet: str, config: dict[str, Any], compiled_side: bool = True, on
     if not compiled_side:
         return True
     kwargs = {k: settings[k] for k in ("fullgraph", "dynamic", "mode") if settings.get(k) is not None}
-    compiled_fn = torch.compile(target, backend="inductor", **kwargs)
+    compiled_fn = torch.compile(target, backend=backend, **kwargs)
     try:
         compiled = _side(module, target, compiled_fn, 7)
     except InputsFailed as exc:
@@ -385,7 +398,11 @@ def _signal_name(number: int) -> str:
 
 
 def _fresh_verdict(
-    snippet: str, config: dict[str, Any], children: list[int], timeout_s: float = STEP_TIMEOUT_S
+    snippet: str,
+    config: dict[str, Any],
+    children: list[int],
+    timeout_s: float = STEP_TIMEOUT_S,
+    backend: str = "inductor",
 ) -> bool | tuple[str, str]:
     """The verdict in a fresh process: True or False (agree or not), or (phase, one-line cause)
     when it could not be judged: the snippet itself failed, or its process died during its eager
@@ -395,7 +412,8 @@ def _fresh_verdict(
 
     def work(say: Any) -> bytes:
         try:
-            return b"1" if verdict(snippet, config, on_eager=lambda: say(EAGER_DONE)) else b"0"
+            agree = verdict(snippet, config, on_eager=lambda: say(EAGER_DONE), backend=backend)
+            return b"1" if agree else b"0"
         except SnippetFailed as exc:
             return b"S" + str(exc).encode("utf-8", "replace")[:2000]
         except BaseException as exc:  # noqa: BLE001 - the compiled side raised
@@ -511,9 +529,33 @@ def main(argv: list[str]) -> int:
             message = f"the compiled run raised before any value was compared: {message}"
         send({"event": "error", "phase": phase, "message": message})
         return 0
+    # The same settings again: a verdict that changes between identical runs is no culprit's.
+    verdicts: list[bool | tuple[str, str]] = [first]
+    for run in range(2, REPEATS + 1):
+        try:
+            again = _fresh_verdict(snippet, config, children, timeout_s)
+        except StepTimedOut:
+            again = ("compile", "timed out")
+        if isinstance(again, tuple) and again[0] == "snippet":
+            shutil.rmtree(state, ignore_errors=True)
+            message = f"the snippet failed on its own in run {run} of {REPEATS} of the same settings: {again[1]}"
+            send({"event": "error", "phase": "snippet", "message": message})
+            return 0
+        verdicts.append(again)
+    failed = sum(1 for v in verdicts if v is not True)
+    if 0 < failed < len(verdicts):
+        shutil.rmtree(state, ignore_errors=True)
+        reason = (
+            f"nondeterministic: the same settings gave different verdicts in {failed} of {len(verdicts)} runs "
+            f"(eager and compiled disagreed {failed} times, agreed {len(verdicts) - failed}); a bisection of it "
+            "would blame whichever backend a run happened to stop at"
+        )
+        send({"event": "result", "bisection": None, "reason": reason, "steps": len(verdicts)})
+        return 0
     if first:
         shutil.rmtree(state, ignore_errors=True)
-        send({"event": "result", "bisection": None, "reason": "eager and compiled (inductor) agree", "steps": 1})
+        reason = f"eager and compiled (inductor) agree ({len(verdicts)} of {len(verdicts)} runs)"
+        send({"event": "result", "bisection": None, "reason": reason, "steps": len(verdicts)})
         return 0
 
     from playground.worker import compat
@@ -564,9 +606,55 @@ def main(argv: list[str]) -> int:
     found["line"] = _fresh_line(snippet, config, op, children) if op else None
     found["workaround"] = workaround(found["backend"], found["subsystem"], found["debug_info"])
     found["steps"] = steps[0]
+    found["confidence"], found["recheck"] = _recheck(snippet, config, children, timeout_s, found, len(verdicts))
     found["first_diverging_op"] = _fresh_diverging(snippet, config, children)
     send({"event": "result", "bisection": found})
     return 0
+
+
+def _recheck(
+    snippet: str, config: dict[str, Any], children: list[int], timeout_s: float, found: dict[str, Any], runs: int
+) -> tuple[str, str]:
+    """The culprit's bad and good configurations run again, each in a fresh process: its
+    backend must still disagree, and the backend before it (or, within a backend, its
+    workaround) still agree. ("confirmed" or "doubtful", what was run in words)."""
+    backend = found["backend"]
+    said = [f"the failure reproduced in {runs} of {runs} runs"]
+    doubts = []
+
+    def judged(backend_: str, config_: dict[str, Any]) -> bool | None:
+        try:
+            result = _fresh_verdict(snippet, config_, children, timeout_s, backend=backend_)
+        except StepTimedOut:
+            return None
+        return result if isinstance(result, bool) else False  # a raise fails it, as in a step
+
+    if backend in BACKEND_ORDER and not found.get("subsystem"):
+        bad = judged(backend, config)
+        said.append(f"backend {backend} again: {_agreed(bad)}")
+        if bad is not False:
+            doubts.append(backend)
+        index = BACKEND_ORDER.index(backend)
+        if index > 0:
+            good_backend = BACKEND_ORDER[index - 1]
+            good = judged(good_backend, config)
+            said.append(f"backend {good_backend} again: {_agreed(good)}")
+            if good is not True:
+                doubts.append(good_backend)
+    elif found.get("workaround"):
+        fixed = {**config, **found["workaround"].get("config", {})}
+        good = judged("inductor", fixed)
+        switches = ", ".join(f"{k}={v!r}" for k, v in found["workaround"].get("config", {}).items())
+        said.append(f"inductor with {switches}: {_agreed(good)}")
+        if good is not True:
+            doubts.append("workaround")
+    else:
+        said.append(f"{backend} {found.get('subsystem') or ''}".rstrip() + ": no configuration of its own to re-run")
+    return ("doubtful" if doubts else "confirmed"), "; ".join(said)
+
+
+def _agreed(verdict_: bool | None) -> str:
+    return {True: "agreed", False: "disagreed", None: "timed out"}[verdict_]
 
 
 if __name__ == "__main__":

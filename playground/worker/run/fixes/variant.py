@@ -18,9 +18,10 @@ def variant_id(base: Any, number: int) -> str:
     return f"{base}_fix{number}"
 
 
-def variant_request(base: WorkerRequest, candidate: Candidate, number: int, report_to: str) -> WorkerRequest:
+def variant_request(base: WorkerRequest, candidate: Candidate, number: int) -> WorkerRequest:
     """The request the variant's child runs: `base` with the candidate's change, its report
-    written to `report_to`, no passes, no trace, no next run to warm a spare for."""
+    held for the template (process/readback.py), no passes, no trace, no next run to warm a
+    spare for."""
     settings = base.run.settings
     for key, value in candidate.config:
         settings = settings.with_config(key, value)
@@ -32,7 +33,7 @@ def variant_request(base: WorkerRequest, candidate: Candidate, number: int, repo
         text = source.text if source.text.endswith("\n") else source.text + "\n"
         prepared = replace(prepared, source=replace(source, text=text + candidate.epilogue))
     run = replace(base.run, prepared=prepared, passes=NO_PASSES, trace=False, last=True)
-    return replace(base.unsigned(), run=run, id=variant_id(base.id, number), report_to=report_to, code_to="")
+    return replace(base.unsigned(), run=run, id=variant_id(base.id, number), held=True)
 
 
 def reference_request(base: WorkerRequest, variant: WorkerRequest) -> WorkerRequest:

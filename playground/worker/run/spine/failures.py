@@ -76,6 +76,15 @@ _LAUNCHER_HINT = (
 )
 
 
+#: Across ranks (run/ranks.py's environment names the job so) the group was made for the snippet
+#: before it loaded: without one, the snippet ended it.
+_OUR_JOB = "compile-playground"
+_ENDED_HINT = (
+    " (the playground made this rank's group before the file loaded, and the snippet's own"
+    " destroy_process_group() ended it: leave that call out, the playground ends the group after the run)"
+)
+
+
 _TWICE = "trying to initialize the default process group twice"
 _TWICE_HINT = (
     " (across ranks the playground has joined a snippet's default group before the file loads:"
@@ -90,7 +99,11 @@ def failure(kind: str, exc: BaseException, path: str, context: str) -> RunFailur
     if _NO_GROUP in message:
         world = os.environ.get("WORLD_SIZE", "")
         launched = world.isdigit() and int(world) > 1
-        message = message.rstrip(".") + (_LAUNCHER_HINT.format(world=world) if launched else _RANKS_HINT)
+        if os.environ.get("TORCHELASTIC_RUN_ID") == _OUR_JOB:
+            hint = _ENDED_HINT
+        else:
+            hint = _LAUNCHER_HINT.format(world=world) if launched else _RANKS_HINT
+        message = message.rstrip(".") + hint
     elif _TWICE in message:
         message = message.rstrip("!") + _TWICE_HINT
     try:

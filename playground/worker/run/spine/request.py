@@ -37,11 +37,12 @@ class ReferenceProcesses:
 @dataclass(frozen=True)
 class RankPlace:
     """One process's place in a run across ranks (Settings.ranks > 1), as the template gave it:
-    its rank among `world_size`, the loopback ports of the compiled runs' process group and of
-    the eager references' own, the folder where each rank writes, and how long a collective
-    may wait for the others before torch.distributed gives up. Under torchrun (`launch`), the
-    groups meet in torchrun's store instead of on the ports, and the other ranks' processes
-    are the job's, on this machine or another."""
+    its rank among `world_size`, the loopback ports a program's own group is told of
+    (MASTER_PORT: the compiled runs', the eager references'), the group's private folder (where
+    our groups' stores are files, and each rank's stack), and how long a collective may wait for
+    the others before torch.distributed gives up. Under torchrun (`launch`), the groups meet in
+    torchrun's store instead, and the other ranks' processes are the job's, on this machine or
+    another."""
 
     rank: int
     world_size: int
@@ -73,10 +74,10 @@ class WorkerRequest:
     #: The key the client signs this run's messages with; the channel keeps it, and the request
     #: the run sees never holds it (the snippet can read its process's memory).
     key: str | None = field(default=None, repr=False)
-    #: Set by the template only. Where the run's child writes its report instead of sending it
-    #: (a run that asked for Dynamo's code), and where the code child writes what it found.
-    report_to: str = ""
-    code_to: str = ""
+    #: Set by the template only: the run's child sends its report down its own pipe to the
+    #: template (process/readback.py) instead of to the client: a run that asked for Dynamo's
+    #: code, and each rank of a run across ranks.
+    held: bool = False
     references: ReferenceProcesses | None = None
     #: Set by the template only: this process's place in a run across ranks (None: one process).
     rank: RankPlace | None = None
@@ -104,8 +105,7 @@ class WorkerRequest:
             settings_problem=problem,
             warmup=bool(message.get("warmup")),
             key=key if isinstance(key, str) else None,
-            report_to=str(message.get("report_to") or ""),
-            code_to=str(message.get("code_to") or ""),
+            held=message.get("held") is True,
             references=ReferenceProcesses(**references) if isinstance(references, Mapping) else None,
             rank=RankPlace.from_dict(rank) if isinstance(rank, Mapping) else None,
             sent_mono=_mono(message.get("sent_mono")),
@@ -122,8 +122,7 @@ class WorkerRequest:
             "settings_problem": self.settings_problem,
             "warmup": self.warmup,
             RUN_KEY: self.key,
-            "report_to": self.report_to,
-            "code_to": self.code_to,
+            "held": self.held,
             "references": asdict(self.references) if self.references is not None else None,
             "rank": asdict(self.rank) if self.rank is not None else None,
             "sent_mono": self.sent_mono,
