@@ -41,13 +41,17 @@ from playground.worker.run.program_compiles import (
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    Unseen,
     code_of,
+    our_files,
     program_seconds,
 )
 from playground.worker.run.reference import References
 
-#: Seconds between two live reports of a running program (calls, graphs, recompiles so far).
+#: Seconds between two live reports of a running program (calls, graphs, recompiles so far),
+#: at least; and the share of the run's time they may take (a long capture takes longer to read).
 LIVE_INTERVAL_S = 0.5
+LIVE_SHARE = 0.02
 
 
 def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
@@ -82,10 +86,10 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     backward.install()
     exits = OsExitPatch()
     exits.install()
-    timer = Alarm(seconds)
+    timer = Alarm(seconds, made.keep)
     try:
         loading.seed_everything()
-        with timer:
+        with Unseen(*our_files()), timer:
             loading.run_code(code, module)
         exit_ = ProgramExit(code=0)
     except ProgramStopped as stop:
@@ -124,8 +128,17 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exits.uninstall()
         backward.uninstall()
         made.uninstall()
-        made.finish()
         sys.argv = saved_argv
+    if made.stopped is not None and stopped is None:
+        # The program caught the stop (a bare `except:`) and went on or ended otherwise: it
+        # was stopped all the same, and each later call of a compiled callable raised it again.
+        stopped = Stopped(by=made.stopped.by, at=made.stopped.at)
+        ctx.notes.append(
+            "program: it caught the playground's stop (a bare `except:` or `except BaseException`) and went "
+            "on; every later call of a compiled callable raised it again"
+        )
+        if error is None:
+            exit_ = ProgramExit(code=None)
     try:
         found = diagnostics.read(capture).apply(base)
         found_sections = sections(made)
@@ -188,10 +201,20 @@ def ordered(made: list[Made]) -> list[Made]:
 def sections(made: CompiledCallables) -> tuple[CompiledCallable, ...]:
     """Every callable's section, in the contract's order."""
     limited: dict[Any, Made] = {}
-    return tuple(section(made, m, limited) for m in ordered(made.made))
+    compiled_by: dict[Any, Made] = {}
+    for m in made.made:
+        code = code_of(m.original)
+        if code is not None and made.capture_of(m).graphs:
+            compiled_by.setdefault(code, m)
+    return tuple(section(made, m, limited, compiled_by) for m in ordered(made.made))
 
 
-def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = None) -> CompiledCallable:
+def section(
+    made: CompiledCallables,
+    m: Made,
+    limited: dict[Any, Made] | None = None,
+    compiled_by: dict[Any, Made] | None = None,
+) -> CompiledCallable:
     """One callable's section: the diagnostics of the records that arrived while it ran.
     `limited`: the code objects whose recompile_limit a callable before it hit (Dynamo's cache
     is per code object, so every torch.compile of the same function shares the limit), and it
@@ -214,6 +237,14 @@ def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = 
             f"compiled nothing over {m.calls} call(s): its code ({hit_by.name}, line {hit_by.line}) already hit "
             f"recompile_limit under callable #{hit_by.index}, so Dynamo ran it eagerly (Dynamo's cache is "
             "per code object, shared by every torch.compile of it)"
+        )
+    elif found.graph_count == 0 and m.raised:
+        notes.append(f"compiled nothing over {m.calls} call(s): a call raised {m.raised}")
+    elif found.graph_count == 0 and (served := (compiled_by or {}).get(code)) is not None and served is not m:
+        notes.append(
+            f"compiled nothing over {m.calls} call(s): its calls ran what Dynamo compiled for the same code "
+            f"under callable #{served.index} ({served.name}, line {served.line}); Dynamo's cache is per code "
+            "object, shared by every torch.compile of it"
         )
     elif found.graph_count == 0:
         notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
@@ -253,12 +284,19 @@ class _Live:
         #: None until the first call: that one is always sent, so that a program whose process
         #: dies soon after still has its first section in the client's report.
         self.last: float | None = None
+        self.interval = LIVE_INTERVAL_S
 
     def __call__(self, m: Made) -> None:
-        if self.made is None or (self.last is not None and time.monotonic() - self.last < LIVE_INTERVAL_S):
+        if self.made is None or (self.last is not None and time.monotonic() - self.last < self.interval):
             return
-        self.last = time.monotonic()
-        made = self.made
+        self.last = began = time.monotonic()
+        try:
+            self._send(m, self.made)
+        finally:
+            # A live report reads the whole capture: never more than LIVE_SHARE of the run's time.
+            self.interval = max(LIVE_INTERVAL_S, (time.monotonic() - began) / LIVE_SHARE)
+
+    def _send(self, m: Made, made: CompiledCallables) -> None:
         try:
             limit = made.bounds.max_calls
             of = f" of {limit}" if limit else ""

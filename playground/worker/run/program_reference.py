@@ -41,6 +41,8 @@ from playground.worker.run.program_compiles import (
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    Unseen,
+    our_files,
     program_seconds,
 )
 from playground.worker.run.reference import portable_dumps
@@ -188,6 +190,44 @@ def _nbytes(value: dict[str, torch.Tensor]) -> int:
 # --- the reference's side ----------------------------------------------------------------------
 
 
+class EagerOnly:
+    """The reference runs eagerly whatever the program does: no frame reaches Dynamo at all.
+    Every compiled callable's frame callback is asked of `_callback_from_stance` (torch's
+    stance, read at each call), which answers None here whatever the stance, so a program's
+    own set_stance("default"), `with set_stance(...)`, torch._dynamo.optimize or config change
+    cannot make it compile (a stance of our own could be undone by the program's); and
+    compiled autograd (the `compiled_autograd` config a compiled callable enables around its
+    calls) traces nothing."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[Any, str, Any]] = []
+
+    def install(self) -> None:
+        import contextlib
+
+        import torch._dynamo.compiled_autograd as compiled_autograd
+        import torch._dynamo.eval_frame as eval_frame
+
+        torch.compiler.set_stance("force_eager")
+        for owner, name, value in (
+            (eval_frame, "_callback_from_stance", _eager_callback),
+            (compiled_autograd, "_enable", lambda *a, **k: contextlib.nullcontext()),
+        ):
+            if hasattr(owner, name):
+                self.saved.append((owner, name, getattr(owner, name)))
+                setattr(owner, name, value)
+
+    def uninstall(self) -> None:
+        while self.saved:
+            owner, name, value = self.saved.pop()
+            setattr(owner, name, value)
+
+
+def _eager_callback(callback: Any) -> None:
+    """No callback: the frame runs as Python runs it, untraced (torch's "force_eager")."""
+    return None
+
+
 def run_reference(request: Any, sink: Any) -> None:
     """In the eager reference process: the program once more under force_eager, its callables'
     calls written to `sink` one by one (a process killed half-way leaves what it made)."""
@@ -203,6 +243,7 @@ def run_reference(request: Any, sink: Any) -> None:
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
     )
     patch = BackwardPatch(made, recorder)
+    eager = EagerOnly()
     scope = loading.SnippetScope(path, "__main__", not request.warmup)
     text = request.run.text
     note = ""
@@ -213,16 +254,17 @@ def run_reference(request: Any, sink: Any) -> None:
         made.install()
         patch.install()
         exits.install()
-        torch.compiler.set_stance("force_eager")
+        eager.install()
         loading.seed_everything()
         try:
-            with Alarm(seconds):
+            with Unseen(*our_files()), Alarm(seconds):
                 loading.run_code(code, module)
         except (ProgramStopped, ProgramOsExit, SystemExit):
             pass
     except BaseException as exc:  # noqa: BLE001 - the reference's end is data, never raised
         note = f"the eager run of the program raised {type(exc).__name__}"
     finally:
+        eager.uninstall()
         exits.uninstall()
         patch.uninstall()
         made.uninstall()
