@@ -12,6 +12,7 @@ The test process stays torch-free; each side runs in a fresh process.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -68,7 +69,7 @@ def test_regional_compilation_makes_no_backend_recompile_and_says_who_compiled()
     report = check(ROOT / "tests" / "programs" / "regional_loop.py")
     blocks = report["callables"]
     assert len(blocks) == 12 and all(b["calls"] == 3 for b in blocks)
-    assert not any("BACKEND_MATCH" in r["reason"] for b in blocks for r in b["recompiles"])
+    assert not any("BACKEND_MATCH" in reason for b in blocks for r in b["recompiles"] for reason in r["reasons"])
     served = [b for b in blocks if b["graph_count"] == 0]
     assert served and all(any("under callable #1" in n for n in b["notes"]) for b in served), served[0]["notes"]
 
@@ -143,3 +144,106 @@ def test_a_stop_the_program_swallows_is_still_a_stop(tmp_path: Path) -> None:
     assert report["stopped"]["by"] == "max_calls"
     assert report["calls"] == 5
     assert any("caught the playground's stop" in n for n in report["notes"])
+
+
+def _torch_logged_breaks(path: Path) -> int:
+    """Graph breaks torch logs for `python PROG` (TORCH_LOGS=graph_breaks), however it ends."""
+    env = {**os.environ, "TORCH_LOGS": "graph_breaks"}
+    done = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT, env=env
+    )
+    return done.stderr.count("Graph break in user code")
+
+
+def test_os_exit_is_the_programs_and_no_break_of_ours(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "exits.py",
+        """
+        import atexit
+        import os
+        import torch
+
+        atexit.register(lambda: print("never: os._exit skips exit functions"))
+
+        @torch.compile(backend="eager")
+        def f(x):
+            y = x + 1
+            if x.sum() > 100:
+                os._exit(3)
+            return y
+
+        f(torch.ones(2))
+        f(torch.full((2,), 100.0))
+        """,
+    )
+    report = check(path)
+    assert report["program_exit"]["code"] == 3
+    assert report["graph_break_count"] == _torch_logged_breaks(path)
+    assert not any("posix" in b["reason"] or "program_compiles" in (b["file"] or "") for b in report["graph_breaks"])
+    assert "never" not in report["output"]["text"]
+
+
+def test_the_programs_exit_functions_run_and_are_shown(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "bye.py",
+        """
+        import atexit
+        import torch
+
+        @atexit.register
+        def bye():
+            print("exit function ran")
+
+        torch.compile(lambda x: x * 2, backend="eager")(torch.ones(2))
+        print("main done")
+        """,
+    )
+    report = check(path)
+    out = report["output"]["text"]
+    assert "main done" in out and "exit function ran" in out
+    assert out.index("main done") < out.index("exit function ran")
+
+
+def test_torchs_error_inside_a_callable_is_given_as_torch_gave_it(tmp_path: Path) -> None:
+    path = _program(
+        tmp_path,
+        "strict.py",
+        """
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return x * 2
+
+        f(torch.ones(2))
+        torch.compiler.set_stance("fail_on_recompile")
+        f(torch.ones(3))
+        """,
+    )
+    truth = plain(path)
+    report = check(path)
+    error = report["error"]
+    assert error["type"] == truth["exception"]["type"]
+    assert truth["exception"]["message"] in error["message"]
+    assert error["line"] == 10
+    (section,) = report["callables"]
+    assert not any("traced no tensor operation" in n for n in section["notes"])
+
+
+def test_trace_writes_what_torch_trace_writes(tmp_path: Path) -> None:
+
+    path = ROOT / "tests" / "programs" / "decorated_breaks.py"
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--no-timing", "--trace", str(ours)]
+    subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+    env = {**os.environ, "TORCH_TRACE": str(theirs)}
+    subprocess.run([sys.executable, str(path)], capture_output=True, timeout=TIMEOUT_S, cwd=ROOT, env=env)
+
+    def events(folder: Path) -> dict[str, int]:
+        text = "".join(p.read_text() for p in folder.iterdir())
+        return {e: text.count(f'"{e}"') for e in ("dynamo_start", "dynamo_output_graph", "compilation_metrics")}
+
+    mine = events(ours)
+    assert mine == events(theirs) and mine["dynamo_output_graph"] > 0, mine

@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from playground.engine.program import callable_key, matches
@@ -35,6 +36,7 @@ from playground.worker.run.failures import first_line, safe_str
 from playground.worker.run.program_compiles import (
     TOGGLABLE,
     Alarm,
+    AtExitPatch,
     Bounds,
     CompiledCallables,
     Made,
@@ -86,7 +88,11 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     backward.install()
     exits = OsExitPatch()
     exits.install()
+    at_exit = AtExitPatch()
+    at_exit.install()
     timer = Alarm(seconds, made.keep)
+    began = time.perf_counter()
+    os_exited = False
     try:
         loading.seed_everything()
         with Unseen(*our_files()), timer:
@@ -101,6 +107,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
                 "timeout (the eager reference runs it again after): --max-seconds or --timeout sets it"
             )
     except ProgramOsExit as exc:
+        os_exited = True  # os._exit skips the exit functions, in python too
         exit_ = ProgramExit(code=_exit_code(exc.code))
         if exit_.code:
             error = RunError(
@@ -125,10 +132,15 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exit_, error = _raised(exc, path, made)
     finally:
         timer.cancel()
+        at_exit.uninstall()
+        if not os_exited:
+            with Unseen(*our_files()):
+                at_exit.run()
         exits.uninstall()
         backward.uninstall()
         made.uninstall()
         sys.argv = saved_argv
+        program_s = time.perf_counter() - began
     if made.stopped is not None and stopped is None:
         # The program caught the stop (a bare `except:`) and went on or ended otherwise: it
         # was stopped all the same, and each later call of a compiled callable raised it again.
@@ -144,7 +156,9 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         found_sections = sections(made)
         # Read while the program's module is still __main__: what its callables returned may
         # hold instances of its own classes, which unpickle only there.
+        began = time.perf_counter()
         compared = _against_eager(ctx, found, found_sections, made, recorder)
+        eager_s = time.perf_counter() - began
     finally:
         scope.close()
         if saved_main is not None:
@@ -167,6 +181,9 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         program_exit=exit_,
         local_modules=(),
         equivalence=compared.total if compared is not None else None,
+        # The program's own run (what `python FILE` would take, less its start and imports),
+        # and its eager reference run with the comparison.
+        phase_s=MappingProxyType({"program": round(program_s, 4), "reference": round(eager_s, 4)}),
     )
 
 

@@ -138,6 +138,58 @@ class OsExitPatch:
             self.original = None
 
 
+class AtExitPatch:
+    """atexit.register, for the length of the program: the functions the program registers
+    (not torch's own) are kept and run when it ends (`run`), last registered first, as Python
+    runs them at exit; the run's process never reaches the interpreter's exit, so without this
+    their output (a summary, a saved file) would never come."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+        self.original: tuple[Any, Any] | None = None
+
+    def install(self) -> None:
+        import atexit
+
+        self.original = register, unregister = atexit.register, atexit.unregister
+        kept = self.kept
+
+        def register_(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+            caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
+            if caller.startswith(_TORCH_DIR):
+                return register(func, *args, **kwargs)
+            kept.append((func, args, kwargs))
+            return func
+
+        def unregister_(func: Callable[..., Any]) -> None:
+            kept[:] = [k for k in kept if k[0] != func]
+            unregister(func)
+
+        atexit.register, atexit.unregister = register_, unregister_  # type: ignore[assignment]
+
+    def uninstall(self) -> None:
+        import atexit
+
+        if self.original is not None:
+            atexit.register, atexit.unregister = self.original  # type: ignore[assignment]
+            self.original = None
+
+    def run(self) -> None:
+        """The program's exit functions, as the interpreter runs them: an exception is printed
+        and the next one runs."""
+        import traceback
+
+        while self.kept:
+            func, args, kwargs = self.kept.pop()
+            try:
+                func(*args, **kwargs)
+            except SystemExit:
+                pass
+            except BaseException:  # noqa: BLE001 - Python prints it and goes on
+                print(f"Exception ignored in atexit callback {func!r}:", file=sys.stderr)
+                traceback.print_exc()
+
+
 def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
     """How long the program may run: --max-seconds, else 45% of the run's timeout (the eager
     reference runs it again afterwards, no slower, and a report of what ran beats a timeout
