@@ -160,7 +160,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         compared = _against_eager(ctx, found, found_sections, made, recorder)
         eager_s = time.perf_counter() - began
     finally:
-        scope.close()
+        local_modules = scope.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if table := decomp_table.note():
@@ -179,7 +179,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         callables=found_sections,
         stopped=stopped,
         program_exit=exit_,
-        local_modules=(),
+        local_modules=tuple(local_modules),
         equivalence=compared.total if compared is not None else None,
         # The program's own run (what `python FILE` would take, less its start and imports),
         # and its eager reference run with the comparison.

@@ -57,6 +57,8 @@ MAX_CALLS_KEPT = 100_000
 
 #: Fewer steady calls than this on a side: its median is shown, the speedup marked unreliable.
 MIN_TIMED = 5
+#: A side whose calls' IQR is more than this share of their median: the speedup is unreliable.
+MAX_SPREAD = 0.5
 
 STANCE = 'torch.compiler.set_stance("force_eager")'
 
@@ -388,8 +390,20 @@ def _timings(m: Made, ours: list[ProgramCall], theirs: list[ProgramCall]) -> Tim
     eager = [b.seconds * 1e3 for _, b in steady]
     c_ms, e_ms = statistics.median(compiled), statistics.median(eager)
     unreliable = ""
+    spread = max(
+        (_iqr(times) / median, side, median, _iqr(times))
+        for side, times, median in (("compiled", compiled, c_ms), ("eager", eager, e_ms))
+        if median > 0
+    )
     if len(steady) < MIN_TIMED:
         unreliable = f"only {len(steady)} steady call(s) of it (at least {MIN_TIMED} are needed)"
+    elif spread[0] > MAX_SPREAD:
+        # The program's own calls are no benchmark: inputs of other sizes, the machine's other
+        # work, a call that waited on I/O. A median inside such a spread says little.
+        unreliable = (
+            f"its {spread[1]} calls' times spread over {spread[3]:.3g} ms (IQR) around a median of "
+            f"{spread[2]:.3g} ms: the calls differ or the machine was busy"
+        )
     return Timings(
         note=(
             "the program's own calls, timed as it made them: the first call and any call that "
