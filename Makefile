@@ -51,9 +51,12 @@ XDIST ?= -n 3 --dist worksteal
 # files of our own sources, so each of the suite's several hundred Python processes compiled them
 # again (a worker's start: 0.13 s on our modules, 0.08 s from .pyc). The tests compile them once.
 PYC = -m compileall -q -j 0 playground tui tests
+# Every run of the suite ends with its slowest tests, so that the next cut of CI time starts
+# from measured figures, not a guess.
+DURATIONS ?= --durations=30 --durations-min=5
 test: venv
 	$(BIN)/python $(PYC)
-	$(BIN)/python -m pytest -q $(XDIST)
+	$(BIN)/python -m pytest -q $(XDIST) $(DURATIONS)
 
 # The pure tests and the app on a fake engine: no torch worker, a loop of a minute or two.
 test-fast: venv
@@ -116,7 +119,7 @@ TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged
 XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)
-	$(VENV214)/bin/python -m pytest -q $(XDIST214) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py tests/test_gallery_ranks.py \
+	$(VENV214)/bin/python -m pytest -q $(XDIST214) $(DURATIONS) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py tests/test_gallery_ranks.py \
 		-k "not runs_standalone and not check_json_carries and not match_a_fresh_process \
 			and not hung_code_run and not cancel_during_the_code_run" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)

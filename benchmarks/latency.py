@@ -249,20 +249,20 @@ def waterfall_ms(complete: dict, saved: float, line_at: float) -> dict[str, floa
     return out
 
 
-def measure(backend: str, saves: int, colds: int, trace_warmup_route: bool = False) -> dict[str, float]:
+def measure(backend: str, saves: int, colds: int, variant: dict[str, str] | None = None) -> dict[str, float]:
+    """Medians per route; `variant`, when given, adds the fork route again with that environment
+    ("fork_off"), interleaved with the others."""
     import hashlib
 
     with tempfile.TemporaryDirectory() as tmp:
-        names = ("fork", "none", "floor", *(("fork_off",) if trace_warmup_route else ()))
+        names = ("fork", "none", "floor", *(("fork_off",) if variant else ()))
         paths = {name: Path(tmp) / name / "bench_snippet.py" for name in names}
         for path in paths.values():
             path.parent.mkdir()
             path.write_text(textwrap.dedent(SNIPPET.format(backend=backend, n=0)))
         routes = {name: WarmRoute(paths[name], name, waterfall=name == "fork") for name in ("fork", "none")}
-        if trace_warmup_route:  # the fork route without the template's trace warm-up
-            routes["fork_off"] = WarmRoute(
-                paths["fork_off"], "fork", waterfall=True, env={"COMPILE_PLAYGROUND_TRACE_WARMUP": "0"}
-            )
+        if variant:  # the fork route again, under the variant's environment
+            routes["fork_off"] = WarmRoute(paths["fork_off"], "fork", waterfall=True, env=variant)
         floor, tuned = Floor(), Floor(TUNED_MALLOC)
         try:
             for name, route in routes.items():
@@ -326,9 +326,22 @@ def main() -> None:
     p.add_argument(
         "--trace-warmup-route",
         action="store_true",
-        help="and the fork route with the template's trace warm-up off (COMPILE_PLAYGROUND_TRACE_WARMUP=0)",
+        help="and the fork route with the template's trace warm-up off (--variant COMPILE_PLAYGROUND_TRACE_WARMUP=0)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="and the fork route again with this variable set (repeat for several; e.g. COMPILE_PLAYGROUND_PREFAULT_MIB=0)",
     )
     args = p.parse_args()
+    variant = dict(v.split("=", 1) for v in args.variant if "=" in v)
+    if args.trace_warmup_route:
+        variant["COMPILE_PLAYGROUND_TRACE_WARMUP"] = "0"
+    bad = [v for v in args.variant if "=" not in v or not v.split("=", 1)[0]]
+    if bad:
+        p.error(f"--variant takes NAME=VALUE, not {bad[0]!r}")
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print("save -> diagnostics, medians; ratios of the fork design (the warm route) to the others")
@@ -339,7 +352,7 @@ def main() -> None:
     )
     results = []
     for backend in args.backends.split(","):
-        r = measure(backend, args.saves, args.cold, args.trace_warmup_route)
+        r = measure(backend, args.saves, args.cold, variant)
         results.append((backend, r))
         print(
             f"{backend:<9} {r['fork_s'] * 1e3:>5.0f}ms {r['none_s'] * 1e3:>6.0f}ms {r['snapshot_s'] * 1e3:>7.0f}ms "
@@ -349,8 +362,9 @@ def main() -> None:
             f"{r['overhead_ms']:>6.0f}ms  {r['graphs']}/{r['breaks']}",
             flush=True,
         )
-    if args.trace_warmup_route:
-        print("the fork route without the template's trace warm-up (COMPILE_PLAYGROUND_TRACE_WARMUP=0):")
+    words = " ".join(f"{k}={v}" for k, v in variant.items())
+    if variant:
+        print(f"the fork route with {words}:")
         for backend, r in results:
             off = r["fork_off_s"]
             print(
@@ -360,8 +374,8 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print_waterfalls(results)
-    if args.trace_warmup_route:
-        print_waterfalls([(f"{b}, off", {"waterfall": r["waterfall_off"]}) for b, r in results])
+    if variant:
+        print_waterfalls([(f"{b}, variant", {"waterfall": r["waterfall_off"]}) for b, r in results])
 
 
 def print_waterfalls(results: list[tuple[str, dict]]) -> None:

@@ -2,7 +2,7 @@
 the same calls, side by side in one run, on the same machine, a case at a time.
 
 For each case, in turn:
-  - ours: `check --json` on the snippet (the warm worker's interleaved blocks, playground/worker/run/steady_state.py), its
+  - ours: `check --json` on the snippet (the warm worker's interleaved blocks, playground/worker/run/timing/steady_state.py), its
     speedup, the spread of the ratio and whether it called itself unreliable;
   - torch's: a fresh `python` that loads the same snippet, compiles its target with the same
     backend, makes the calls of inputs() once (compiles included), then times eager and compiled

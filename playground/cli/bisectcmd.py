@@ -1,7 +1,7 @@
 """`compile-playground bisect SNIPPET [--fullgraph] [--dynamic D] [--mode M] [--target T]
 [--config KEY=VALUE]... [--json]`.
 
-Torch-free: the bisection runs in its own worker process (`playground.worker.run.bisect`,
+Torch-free: the bisection runs in its own worker process (`playground.worker.run.bisection.bisect`,
 started by module name in a new process group), which streams progress lines and one result.
 Ctrl-C, SIGTERM and SIGHUP kill that process group, so no step's process is left behind."""
 

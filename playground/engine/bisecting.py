@@ -1,5 +1,5 @@
 """Torch's compiler bisector from a front end, torch-free: the command that runs it in its own
-worker process (`python -m playground.worker.run.bisect`, a new process group), its progress
+worker process (`python -m playground.worker.run.bisection.bisect`, a new process group), its progress
 lines read as typed steps, and its one result. `compile-playground bisect` runs it blocking;
 the app runs `bisect` in a Textual worker, and cancelling that kills the whole group."""
 
@@ -33,7 +33,14 @@ def bisect_command(
     and the most seconds one step may take (the worker's own default when None)."""
     # --parent: the bisection ends itself when this process is gone, even if it went before the
     # bisection could ask the kernel for a parent-death signal.
-    command = [python, "-m", "playground.worker.run.bisect", os.path.abspath(path), "--parent", str(os.getpid())]
+    command = [
+        python,
+        "-m",
+        "playground.worker.run.bisection.bisect",
+        os.path.abspath(path),
+        "--parent",
+        str(os.getpid()),
+    ]
     for key, value in config:
         command += ["--config", f"{key}={json.dumps(value)}"]
     for key, value in settings:

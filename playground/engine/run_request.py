@@ -5,7 +5,7 @@ A front end makes one `RunRequest` where the user's choice is known (`check`, `w
 `matrix` from their flags, the app from its current run, its keys and its command line) and it
 travels whole: the client (playground/engine/client.py) sends `to_dict()` with only its own
 wire fields around it (the op, the run's id, its key), and the worker reads it back with
-`from_dict` inside its own request (playground/worker/run/request.py). Nobody between spells a
+`from_dict` inside its own request (playground/worker/run/spine/request.py). Nobody between spells a
 field by its key.
 
 A request whose snippet could not be read, or whose SETTINGS are refused, is still a request:

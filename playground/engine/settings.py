@@ -61,7 +61,7 @@ STANCES: tuple[str, ...] = (
 CONFIG_KEY = re.compile(r"(dynamo|inductor)(\.[A-Za-z_][A-Za-z0-9_]{0,79}){1,3}|playground\.without_decompositions")
 #: Config keys of ours, spelt as torch's are: switches no torch config has.
 #: `playground.without_decompositions`: op names ("aten.sin.default") taken out of Inductor's
-#: decomposition table before each compile (worker/run/decomp_table.py).
+#: decomposition table before each compile (worker/run/spine/decomp_table.py).
 PLAYGROUND_CONFIG: tuple[str, ...] = ("playground.without_decompositions",)
 #: The long spellings a user may paste, folded to the short ones.
 _CONFIG_PREFIXES = {"torch._dynamo.config.": "dynamo.", "torch._inductor.config.": "inductor."}

@@ -382,9 +382,9 @@ def test_sigkill_of_the_front_end_mid_bisection_leaves_no_process(tmp_path: Path
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     deadline = time.monotonic() + 15
-    while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
+    while any_running(f"playground.worker.run.bisection.bisect {path}") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any_running(f"playground.worker.run.bisect {path}")
+    assert not any_running(f"playground.worker.run.bisection.bisect {path}")
     assert not list(private.glob("compile-playground-bisect-*")), "its state dir was left"
 
 
@@ -403,6 +403,6 @@ async def test_the_apps_bisection_cancelled_mid_step_leaves_no_process(tmp_path:
     with contextlib.suppress(asyncio.CancelledError):
         await task
     deadline = time.monotonic() + 10  # SIGKILLed: the kernel's reaping takes a moment
-    while any_running(f"playground.worker.run.bisect {path}") and time.monotonic() < deadline:
+    while any_running(f"playground.worker.run.bisection.bisect {path}") and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
-    assert not any_running(f"playground.worker.run.bisect {path}")
+    assert not any_running(f"playground.worker.run.bisection.bisect {path}")

@@ -75,7 +75,7 @@ def _bisect(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
     )
     assert path.read_bytes() == before
-    assert not any_running(f"playground.worker.run.bisect {path}")
+    assert not any_running(f"playground.worker.run.bisection.bisect {path}")
     return out
 
 

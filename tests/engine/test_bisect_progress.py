@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from playground.engine.bisecting import BisectStep, read_line
-from playground.worker.run.bisect import at_most
+from playground.worker.run.bisection.bisect import at_most
 
 
 def _halvings(low: int, high: int, culprit: int) -> int:

@@ -1,4 +1,4 @@
-"""Inductor's decomposition table as code leaves it (worker/run/decomp_table.py), through real
+"""Inductor's decomposition table as code leaves it (worker/run/spine/decomp_table.py), through real
 `check` and `bisect` processes:
 
 - torch's compile caches do not key on the table: in plain processes sharing a cache folder, a

@@ -1,5 +1,5 @@
 """Every process of a run built the same function, or the equivalence says what differs
-(playground/worker/run/built.py): eager, compiled and the float64 reference each load the
+(playground/worker/run/spine/built.py): eager, compiled and the float64 reference each load the
 snippet in a process of their own, so a module-level value that reads the process gives each
 its own value. PyTorch's accuracy rule, which assumes one function, would forgive the
 difference as rounding; a plain one-process program compares equal."""

@@ -18,13 +18,14 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from playground.engine.lines import sanitize as _sanitize
 from playground.engine.report import Comparison
-from playground.worker.process.channel import sanitize as _sanitize
-from playground.worker.run import tolerances, value_walk
-from playground.worker.run.gradients import compare_grads, default_loss
-from playground.worker.run.leaves import leaves
-from playground.worker.run.tolerances import validate_tolerance
-from playground.worker.run.value_walk import compare_values
+from playground.worker.run.compare import tolerances, value_walk
+from playground.worker.run.compare.gradients import compare_grads
+from playground.worker.run.compare.tolerances import validate_tolerance
+from playground.worker.run.compare.value_walk import compare_values
+from playground.worker.run.spine.backward import default_loss
+from playground.worker.run.spine.leaves import leaves
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = {"name", "call", "dtype", "max_abs", "max_rel", "atol", "rtol", "ok", "compared", "note"}

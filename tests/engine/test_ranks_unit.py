@@ -194,7 +194,7 @@ def test_torchruns_environment_is_a_launch_and_a_partial_one_is_not() -> None:
 
 
 def test_a_ranks_place_under_torchrun_crosses_the_pipe_whole() -> None:
-    from playground.worker.run.request import RankPlace, WorkerRequest
+    from playground.worker.run.spine.request import RankPlace, WorkerRequest
 
     launch = ranks.launch_of(TORCHRUN)
     place = RankPlace(1, 2, 0, 0, "/tmp/x", 10.0, launch)

@@ -27,7 +27,7 @@ from playground.engine.run_request import RunFlags, RunRequest, UnreadableSettin
 from playground.engine.settings import Settings
 from playground.engine.snippet import PreparedRun, SnippetSource, prepare_run
 from playground.engine.sync import SyncWorker
-from playground.worker.run.request import MAX_TIMEOUT_S, WorkerRequest
+from playground.worker.run.spine.request import MAX_TIMEOUT_S, WorkerRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,7 +164,7 @@ def _request(tmp_path: Path, text: str = "def fn(x):\n    return x\n") -> RunReq
 #: A snippet that prints the request its own process was handed: the run's child's WorkerRequest.
 ECHO = """
 import gc, json
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 print("REQUESTS", json.dumps(sorted({json.dumps(o.run.to_dict(), sort_keys=True) for o in gc.get_objects()
                                       if isinstance(o, WorkerRequest)})))

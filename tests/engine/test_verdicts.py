@@ -13,7 +13,7 @@ import pytest
 
 from playground.engine.report import Machine, Report
 from playground.engine.wording.timings import speedup_word
-from playground.worker.run import timing
+from playground.worker.run.timing import timing
 
 from .conftest import run
 

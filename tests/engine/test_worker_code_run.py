@@ -11,7 +11,7 @@ import pytest
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.worker.dynamo_code.held_report import CodeRun, write_json
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 ITEM = {
     "name": "torch_dynamo_resume_in_fn_at_3",

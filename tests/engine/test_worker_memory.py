@@ -1,5 +1,5 @@
-"""The run child's malloc settings (playground/worker/process/memory.py), measured in page faults in a
-fresh process: what they are for is that memory a run frees and allocates again is not faulted
+"""The run child's malloc settings (playground/worker/run/spine/malloc.py) and the spare's
+prefault (playground/worker/process/memory.py), measured in page faults in a fresh process: what they are for is that memory a run frees and allocates again is not faulted
 in again."""
 
 from __future__ import annotations
@@ -11,18 +11,20 @@ import sys
 import pytest
 
 from playground.worker.process import memory
+from playground.worker.run.spine import malloc
 
 PROBE = """
 import ctypes, json, resource, sys
 from playground.worker.process import memory
+from playground.worker.run.spine import malloc
 
 mode = sys.argv[1]
-tuned = memory.keep_freed_memory() if mode != "plain" else None
+tuned = malloc.keep_freed_memory() if mode != "plain" else None
 if mode == "warmed":  # a spare child: its warm-up run ended in the timing phase's settings
-    memory.as_a_plain_process()
+    malloc.as_a_plain_process()
 prefaulted = memory.prefault_heap(64) if mode != "plain" else None
-plain_again = memory.as_a_plain_process() if mode == "timed" else None
-libc = memory._glibc()
+plain_again = malloc.as_a_plain_process() if mode == "timed" else None
+libc = malloc.glibc()
 
 
 def churn(mib):
@@ -47,7 +49,7 @@ def probe(mode: str) -> dict:
     return json.loads(out.stdout)
 
 
-@pytest.mark.skipif(memory._glibc() is None, reason="malloc here is not glibc's")
+@pytest.mark.skipif(malloc.glibc() is None, reason="malloc here is not glibc's")
 def test_freed_memory_is_reused_without_faulting_it_in_again():
     pages = (64 << 20) // 4096
     plain = probe("plain")
@@ -61,7 +63,7 @@ def test_freed_memory_is_reused_without_faulting_it_in_again():
         assert all(f < pages // 20 for f in tuned["faults"]), (mode, tuned)
 
 
-@pytest.mark.skipif(memory._glibc() is None, reason="malloc here is not glibc's")
+@pytest.mark.skipif(malloc.glibc() is None, reason="malloc here is not glibc's")
 def test_the_timed_phase_allocates_as_a_plain_process_does():
     """Steady-state timings must cost what they cost in the user's own process: a block over
     glibc's 32 MiB ceiling is mapped and faulted in on every call there, and again after

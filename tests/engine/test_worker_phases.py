@@ -10,7 +10,7 @@ from playground.engine.settings import Settings
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
 from playground.worker.capture.torchlog import LogRecord
-from playground.worker.run.timing import cache_word
+from playground.worker.run.timing.timing import cache_word
 
 BREAK = (
     "Graph break in user code at /snippet.py:3\n"

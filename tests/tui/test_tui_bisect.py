@@ -177,7 +177,7 @@ def test_a_config_switch_is_found_without_a_count_or_debug_info() -> None:
 
 async def test_a_applies_a_list_valued_workaround_the_decomposition_key() -> None:
     """The decomposition lesson's workaround is the playground's own key with a list of op
-    names (worker/run/decomp_table.py): applied, it is the settings' config as a --config would
+    names (worker/run/spine/decomp_table.py): applied, it is the settings' config as a --config would
     give it (hashable, shown in words), and the rerun carries it."""
     key = "playground.without_decompositions"
     found = BisectResult(

@@ -1,6 +1,7 @@
 """`q` in every phase of a run, through a real pseudo-terminal and the real app: while torch is
-starting, while the template warms Inductor, during a long compile, while the snippet runs and
-while a bisection's steps run (q quits from its screen too).
+starting, while the template warms Inductor, during a long compile (Dynamo's trace, and Inductor's
+with its C++ compilers running), while the snippet runs, while the steady state is timed, while
+two ranks compile, and while a bisection's steps run (q quits from its screen too).
 Each time the terminal is given back (the alternate screen left) and the app has exited within
 QUIT_S of the key, and no process of ours is left: not the app's, not the worker's (its template,
 a run's child, the spare, a compiler), not one the snippet started in a session of its own.
@@ -50,6 +51,36 @@ def fn(x):
     for i in range(4000):
         x = x * 1.0001 + i
     return x
+
+def inputs():
+    return [(torch.randn(8),)]
+"""
+
+#: Inductor generates and builds C++ for a few seconds here: the compilers are processes of their own.
+INDUCTOR_COMPILE = """\
+import torch
+
+def fn(x):
+    for i in range(60):
+        x = torch.sin(x) * (i + 1) + torch.cos(x @ x.T)[: x.shape[0], : x.shape[1]]
+    return x
+
+def inputs():
+    return [(torch.randn(16, 16),)]
+"""
+
+#: Each call sleeps in eager code, so the timing loop runs for many seconds.
+SLOW_CALLS = """\
+import time
+import torch
+
+@torch.compiler.disable
+def wait():
+    time.sleep(0.05)
+
+def fn(x):
+    wait()
+    return x + 1
 
 def inputs():
     return [(torch.randn(8),)]
@@ -128,7 +159,18 @@ def _alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if pid in tree and tree[pid][2] != b"Z"}
 
 
-def _launch(tmp_path: Path, snippet: str, backend: str) -> tuple[subprocess.Popen[bytes], int, Path]:
+def _compiler_running(root: int) -> bool:
+    """A C++ compiler (Inductor's build of a kernel) is running below `root`."""
+    for pid in _ours(root):
+        try:
+            if b"cc1plus" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _launch(tmp_path: Path, snippet: str, backend: str, *extra: str) -> tuple[subprocess.Popen[bytes], int, Path]:
     path = tmp_path / "snippet.py"
     path.write_text(textwrap.dedent(snippet))
     pids_file = tmp_path / "pids"
@@ -136,7 +178,7 @@ def _launch(tmp_path: Path, snippet: str, backend: str) -> tuple[subprocess.Pope
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
     app = subprocess.Popen(
-        [sys.executable, "-m", "playground", str(path), "--backend", backend],
+        [sys.executable, "-m", "playground", str(path), "--backend", backend, *extra],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -187,41 +229,65 @@ def idle_quit(tmp_path_factory: pytest.TempPathFactory) -> float:
         _cleanup(app, master, pids_file)
 
 
+#: Each phase: its name, the snippet, the backend, what the screen shows once it has begun, the
+#: command line's extra flags (benchmarks/quit.py times the same phases).
+PHASES = [
+    ("starting torch", SIMPLE, "eager", b"starting torch", ()),
+    ("starting Inductor", SIMPLE, "inductor", b"starting Inductor", ()),
+    ("a long compile", LONG_COMPILE, "aot_eager", b"compiling call 1", ()),
+    ("an Inductor compile", INDUCTOR_COMPILE, "inductor", b"compiling call 1", ()),
+    ("a run", LONG_RUN, "eager", b"compiling call 1", ()),
+    ("the timing", SLOW_CALLS, "eager", b"timing eager vs compiled", ()),
+    ("two ranks compiling", LONG_COMPILE, "aot_eager", b"compiling call 1", ("--ranks", "2")),
+    ("a bisection", WRONG_SIN, "inductor", b"equiv FAIL", ()),
+]
+
+
+def reach(phase: str, shown: bytes, app: subprocess.Popen[bytes], master: int, pids_file: Path) -> None:
+    """Wait until the app is inside `phase`."""
+    screen = _read(master, 180, until=shown)
+    assert shown in screen, screen[-600:]
+    if phase == "a run":  # the snippet's own process has started, and the run sleeps
+        end = time.monotonic() + 60
+        while not pids_file.read_text().strip() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert pids_file.read_text().strip(), "the snippet's process never started"
+    elif phase in ("a long compile", "two ranks compiling"):
+        time.sleep(0.5)  # well inside Dynamo's trace of the 8000 ops
+    elif phase == "an Inductor compile":  # q while a kernel's C++ is being built
+        end = time.monotonic() + 120
+        while not _compiler_running(app.pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert _compiler_running(app.pid), "Inductor never started a compiler"
+    elif phase == "a bisection":
+        os.write(master, b"s")
+        steps = _read(master, 120, until=b"step 1")
+        assert b"step 1" in steps, steps[-600:]
+
+
 @pytest.mark.parametrize(
-    ("phase", "snippet", "backend", "shown"),
-    [
-        ("starting torch", SIMPLE, "eager", b"starting torch"),
-        ("starting Inductor", SIMPLE, "inductor", b"starting Inductor"),
-        ("a long compile", LONG_COMPILE, "aot_eager", b"compiling call 1"),
-        ("a run", LONG_RUN, "eager", b"compiling call 1"),
-        ("a bisection", WRONG_SIN, "inductor", b"equiv FAIL"),
-    ],
-    ids=["torch", "inductor", "compile", "run", "bisection"],
+    ("phase", "snippet", "backend", "shown", "extra"),
+    PHASES,
+    ids=["torch", "inductor", "compile", "inductor-compile", "run", "timing", "ranks", "bisection"],
 )
 def test_q_leaves_at_once_in_every_phase(
-    tmp_path: Path, idle_quit: float, phase: str, snippet: str, backend: str, shown: bytes
+    tmp_path: Path,
+    idle_quit: float,
+    phase: str,
+    snippet: str,
+    backend: str,
+    shown: bytes,
+    extra: tuple[str, ...],
 ):
-    app, master, pids_file = _launch(tmp_path, snippet, backend)
+    app, master, pids_file = _launch(tmp_path, snippet, backend, *extra)
     try:
-        screen = _read(master, 180, until=shown)
-        assert shown in screen, screen[-600:]
-        if phase == "a run":  # the snippet's own process has started, and the run sleeps
-            end = time.monotonic() + 60
-            while not pids_file.read_text().strip() and time.monotonic() < end:
-                time.sleep(0.05)
-            assert pids_file.read_text().strip(), "the snippet's process never started"
-        elif phase == "a long compile":
-            time.sleep(0.5)  # well inside Dynamo's trace of the 8000 ops
-        elif phase == "a bisection":
-            os.write(master, b"s")
-            steps = _read(master, 120, until=b"step 1")
-            assert b"step 1" in steps, steps[-600:]
+        reach(phase, shown, app, master, pids_file)
         given_back, exited, left = _press_q(app, master, pids_file)
         print(f"q during {phase}: terminal back after {given_back:.3f} s, exited after {exited:.3f} s")
         assert not left, f"left behind after q during {phase}: {sorted(left)}"
         # A busy template costs the quit no more than the graceful line's wait and the SIGTERM's.
         assert exited < idle_quit + BUSY_SLACK_S, f"q during {phase}: {exited:.3f} s, when idle {idle_quit:.3f} s"
-        if os.getloadavg()[0] < (os.cpu_count() or 1):  # a machine with room: the issue's bound
+        if os.getloadavg()[0] < (os.cpu_count() or 1):  # a machine with room: the 0.5 s goal
             assert given_back < QUIT_S and exited < QUIT_S, (
                 f"q during {phase}: terminal back after {given_back:.3f} s, exited after {exited:.3f} s"
             )

@@ -1,5 +1,5 @@
 """`s` from a failing Equiv verdict: torch's compiler bisector on the snippet, live. Each step is
-a fresh process (playground/worker/run/bisect.py) that judges eager against Inductor with our
+a fresh process (playground/worker/run/bisection/bisect.py) that judges eager against Inductor with our
 verdict; the screen shows each step as it lands, then what was found (backend, subsystem, the
 n-th application, torch's debug info, the snippet line) and the workaround, which `a` applies
 to the app's settings and reruns. escape cancels (the bisection's process group is killed) or

@@ -22,7 +22,7 @@ def _number(data: dict[str, Any], key: str) -> int | None:
 
 @dataclass(frozen=True)
 class DivergingOp:
-    """The first intermediate value where compiled and eager part (worker/run/diverging.py).
+    """The first intermediate value where compiled and eager part (worker/run/bisection/diverging.py).
 
     `op` is None when every intermediate the method sees agrees; `note` then says what it
     cannot see. `how` names the means used."""

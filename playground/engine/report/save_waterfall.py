@@ -1,5 +1,5 @@
 """A save's waterfall: where the time went from the client's request to the report, phase by
-phase, measured in the run itself (the worker's recorder: playground/worker/run/waterfall.py).
+phase, measured in the run itself (the worker's recorder: playground/worker/run/spine/waterfall.py).
 Torch-free."""
 
 from __future__ import annotations

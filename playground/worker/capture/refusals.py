@@ -20,7 +20,7 @@ from playground.engine.report import GraphBreak, RunError
 
 #: torch's link to the graph-break site page names the GB id: .../gb/gb0059.html.
 _GB_LINK = re.compile(r"/gb/(gb\d+)\.html", re.IGNORECASE)
-#: The worker's prefix on an error raised by a compiled call (playground/worker/run/calls.py).
+#: The worker's prefix on an error raised by a compiled call (playground/worker/run/spine/calls.py).
 _CALL_PREFIX = re.compile(r"^compiled call \d+ raised:\s*")
 _EXPLANATION = re.compile(r"^\s*Explanation:\s*(.+)$")
 _HINT = re.compile(r"^\s*Hint:\s*(.+)$")

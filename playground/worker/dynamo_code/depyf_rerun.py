@@ -16,11 +16,11 @@ from typing import Any
 from playground.worker import compat
 from playground.worker.capture.records import Capturer, RunCapture
 from playground.worker.dynamo_code import bytecode, depyf_dump
-from playground.worker.run import loading, switches
-from playground.worker.run.calls import run_calls
-from playground.worker.run.context import Emit, RunContext
-from playground.worker.run.failures import RunFailure, first_line, safe_str
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine import loading, switches
+from playground.worker.run.spine.calls import run_calls
+from playground.worker.run.spine.context import Emit, RunContext
+from playground.worker.run.spine.failures import RunFailure, first_line, safe_str
+from playground.worker.run.spine.request import WorkerRequest
 
 #: What the note says of where the code came from (the TUI and the tests read its start).
 FROM_DEPYF = "decompiled by depyf {version} in a second run of the snippet, after the report's run"

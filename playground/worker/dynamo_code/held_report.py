@@ -23,9 +23,9 @@ import tempfile
 from dataclasses import replace
 from typing import Any
 
+from playground.engine.lines import encode
 from playground.engine.report import DynamoCode, Report
-from playground.worker.process.channel import encode
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 #: Where the code comes from, when a child never gets to say (the note starts "depyf failed"
 #: for the Code pane to show it as a warning).

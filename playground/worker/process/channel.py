@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from playground.engine.caps import cap_all
 from playground.engine.channel import RUN_KEY as KEY
+from playground.engine.lines import encode
 
 if TYPE_CHECKING:
-    from playground.worker.run.request import WorkerRequest
+    from playground.worker.run.spine.request import WorkerRequest
 
 
 class ChannelLost(BaseException):
@@ -110,23 +111,3 @@ def _identity(fd: int) -> tuple[int, int] | None:
     except OSError:
         return None
     return stat.st_dev, stat.st_ino
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    """One message as the line the channel carries."""
-    return (json.dumps(message, default=_json_default, allow_nan=False) + "\n").encode()
-
-
-def _json_default(value: Any) -> Any:
-    return repr(value)
-
-
-def sanitize(value: Any) -> Any:
-    """JSON has no NaN or infinity: they become None."""
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, dict):
-        return {str(k): sanitize(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [sanitize(v) for v in value]
-    return value

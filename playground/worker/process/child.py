@@ -15,15 +15,17 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from playground.engine.lines import encode, sanitize
 from playground.engine.report import Report, RunError, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
 from playground.worker.process import limits, memory, procs, warmup
-from playground.worker.process.channel import Channel, ChannelLost, encode, sanitize
+from playground.worker.process.channel import Channel, ChannelLost
 from playground.worker.process.output import OutputCapture
 from playground.worker.process.tracer_watch import TracerWatch
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
-from playground.worker.run.request import RankPlace, WorkerRequest
+from playground.worker.run.spine import malloc
+from playground.worker.run.spine.request import RankPlace, WorkerRequest
 
 if TYPE_CHECKING:
     from playground.worker.capture.records import Capturer
@@ -171,7 +173,7 @@ def _become_child(inherited: Inherited, parent: int) -> None:
         signal.signal(sig, signal.SIG_DFL)
     for fd in inherited.template_fds:
         os.close(fd)
-    memory.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
+    malloc.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
     limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
 
 
@@ -299,7 +301,7 @@ def _join(request: WorkerRequest) -> Report | None:
     except Exception as exc:  # noqa: BLE001 - torch.distributed's failure is this rank's report
         import torch
 
-        from playground.worker.run.failures import first_line, safe_str
+        from playground.worker.run.spine.failures import first_line, safe_str
 
         error = RunError(
             kind="worker",
@@ -316,7 +318,7 @@ def _internal_error(request: WorkerRequest, exc: BaseException) -> Report:
     """The report of a run that a bug of ours ended: the worker's error, nothing found."""
     import torch
 
-    from playground.worker.run.failures import failure
+    from playground.worker.run.spine.failures import failure
 
     error = replace(
         failure("worker", exc, request.run.path, "internal error in compile-playground's worker").error,

@@ -35,11 +35,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from playground.worker.run import loading
+from playground.worker.run.spine import loading
 
 if TYPE_CHECKING:
     from playground.worker.process.channel import Channel
-    from playground.worker.run.request import WorkerRequest
+    from playground.worker.run.spine.request import WorkerRequest
 
 #: Names a restarted template must not import (an earlier import changed torch's state).
 SKIP_ENV = "COMPILE_PLAYGROUND_PREIMPORT_SKIP"

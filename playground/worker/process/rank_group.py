@@ -39,7 +39,7 @@ from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
 from playground.worker.run import ranks
-from playground.worker.run.request import RankPlace, WorkerRequest
+from playground.worker.run.spine.request import RankPlace, WorkerRequest
 
 
 class Host(Protocol):

@@ -11,7 +11,7 @@ import tempfile
 from typing import Any
 
 from playground.worker.process.channel import Channel
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 def progress(run_id: Any, message: str, phase: str = "loading") -> dict[str, Any]:

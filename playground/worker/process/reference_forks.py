@@ -1,6 +1,6 @@
 """The run's reference processes, from the template's side: forked before the run's child
 gets its request, killed and their folder removed when the run ends. What each one does is
-run/reference.py's `run_side`; why they exist, and why the template forks them, that module
+run/compare/reference.py's `run_side`; why they exist, and why the template forks them, that module
 says. Worker-side.
 """
 
@@ -21,9 +21,10 @@ from playground.worker import compat
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, said_why
 from playground.worker.process.witness import Witness
-from playground.worker.run import program_reference, ranks
-from playground.worker.run.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
-from playground.worker.run.request import ReferenceProcesses, WorkerRequest
+from playground.worker.run import ranks
+from playground.worker.run.compare.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
+from playground.worker.run.programs import program_reference
+from playground.worker.run.spine.request import ReferenceProcesses, WorkerRequest
 
 
 class Forked:

@@ -10,7 +10,7 @@ import select
 
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, spare_child
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 class Spare:

@@ -24,7 +24,7 @@ from playground.worker.process.rank_group import RankGroup
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
 from playground.worker.process.stragglers import Stragglers
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 
 class Requests:
@@ -66,7 +66,7 @@ class Template:
         self.inductor_started = False
         self.child: int | None = None
         self.spare = Spare()
-        #: The run's reference processes (run/reference.py), while it runs.
+        #: The run's reference processes (run/compare/reference.py), while it runs.
         self.references: Forked | None = None
         #: The run across ranks in progress (rank_group.py), while it runs.
         self.group: RankGroup | None = None
@@ -110,7 +110,7 @@ class Template:
         import torch
 
         from playground.worker import compat
-        from playground.worker.run import switches
+        from playground.worker.run.spine import switches
 
         return WorkerHello(
             torch_version=torch.__version__,
@@ -191,7 +191,7 @@ class Template:
             run = request if code is None else code.run_request()
             if self.isolated:
                 # Forked before the run's child gets its request: they load the snippet
-                # alongside it, from the template's state, as it does (run/reference.py).
+                # alongside it, from the template's state, as it does (run/compare/reference.py).
                 self.references = Forked(self.inherited(), unsigned)  # never the run's key
                 run = self.references.request(run)
             outcome, status = self._first(run)

@@ -9,7 +9,7 @@ run paid both, where torch's floor (a warm process) pays neither. Neither the to
 imports run a torch op, so the template can do both between runs without the hazard of forking
 after a parallel op (../shared/TORCH_NOTES.md).
 
-The run's child writes, at the end of its run, what its trace met (run/trace_met.py): the files
+The run's child writes, at the end of its run, what its trace met (run/spine/trace_met.py): the files
 in funcname_cache and the modules new in sys.modules since the run began, into a small JSON file
 in the worker's temporary folder named for the template and the run. After the run, the template
 (preimport.after_run, before it forks the next spare child) reads it (`read`), keeps only what
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.worker.compat.funcname_cache import funcname_cache, tokenize_file
-from playground.worker.run.trace_met import LOG_ENV, TOKENIZED, drop_stale, enabled, met_path, signature
+from playground.worker.run.spine.trace_met import LOG_ENV, TOKENIZED, drop_stale, enabled, met_path, signature
 
 __all__ = ["LOG_ENV", "TOKENIZED", "Met", "drop_stale", "enabled", "log", "met_path", "read", "tokenize"]
 

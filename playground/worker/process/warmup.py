@@ -16,7 +16,7 @@ from playground.engine.settings import Settings
 from playground.engine.snippet import PreparedRun, SnippetSource
 from playground.worker.process import procs
 from playground.worker.process.output import OutputCapture
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run.spine.request import WorkerRequest
 
 WARMUP_SNIPPET = """
 import torch

@@ -35,24 +35,17 @@ from playground.engine.settings import Settings
 from playground.worker import compat
 from playground.worker.capture import diagnostics, refusals
 from playground.worker.capture.records import Capturer, RunCapture
-from playground.worker.process import memory
-from playground.worker.run import (
-    equivalence,
-    guard_cost,
-    guard_what_if,
-    kernels_profile,
-    loading,
-    program,
-    ranks,
-    switches,
-    timing,
-    trace_met,
-)
-from playground.worker.run.calls import run_calls
-from playground.worker.run.context import Emit, RunContext
-from playground.worker.run.failures import Cancelled, RunFailure, unexpected
-from playground.worker.run.reference import References
-from playground.worker.run.request import WorkerRequest
+from playground.worker.run import ranks
+from playground.worker.run.compare import equivalence
+from playground.worker.run.compare.reference import References
+from playground.worker.run.passes import guard_what_if, kernels_profile
+from playground.worker.run.programs import program
+from playground.worker.run.spine import loading, malloc, switches, trace_met
+from playground.worker.run.spine.calls import run_calls
+from playground.worker.run.spine.context import Emit, RunContext
+from playground.worker.run.spine.failures import Cancelled, RunFailure, unexpected
+from playground.worker.run.spine.request import WorkerRequest
+from playground.worker.run.timing import guard_cost, timing
 
 
 @dataclass(frozen=True)
@@ -89,7 +82,7 @@ def run_experiment(
     if request.run.program is None:  # a program's own torch.compile calls choose its backend
         ctx.notes += settings_notes(request.run.settings)
     compat.clear_run_state()
-    memory.before_run()  # freed memory kept while it loads and compiles (memory.py)
+    malloc.before_run()  # freed memory kept while it loads and compiles (malloc.py)
     # What the trace meets, for the template to warm for the next run (trace_met.py).
     met = trace_met.Recorder(request)
     capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace)
@@ -332,7 +325,7 @@ class Phases:
             # Diagnostics and output describe the calls of inputs(); the thousands of timed
             # repetitions would only drown them.
             self.capturer.pause()
-            memory.as_a_plain_process()  # timed as in the user's own process (memory.py)
+            malloc.as_a_plain_process()  # timed as in the user's own process (malloc.py)
             if self.on_timing_start is not None:
                 self.on_timing_start()
             t3 = time.perf_counter()

@@ -35,7 +35,7 @@ from typing import Any
 
 from playground.engine.report.graphs import Graph
 from playground.engine.report.ranks import DdpBuckets
-from playground.worker.run.request import RankPlace
+from playground.worker.run.spine.request import RankPlace
 
 #: Our own group, while this process is a rank of a run (None otherwise).
 _agreements: Any = None

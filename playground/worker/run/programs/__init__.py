@@ -1,0 +1,4 @@
+"""A whole program instead of a snippet: `program.py` runs the file as `__main__` with
+`torch.compile` replaced by `program_compiles.py`'s recorder of each compiled callable, and
+`program_reference.py` runs it again eagerly in the reference process to compare call by call.
+"""

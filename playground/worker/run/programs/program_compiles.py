@@ -1,0 +1,703 @@
+"""Every compiled callable a program makes: torch.compile patched for the length of the run, so
+that each call of it (a plain call, a decorator with or without arguments, nn.Module.compile(),
+a bound method) is recorded with where it was made and what the program asked for, compiled
+behind a counting backend, and called through a wrapper that counts its calls and marks which
+of torch's records arrived while it ran. Worker-side.
+
+Why a patch and not a hook: torch says nothing about which torch.compile result a graph, a
+break or a recompile belongs to (its callbacks name the frame, never the callable). The wrapper
+is invisible to Dynamo: it carries torch's own `_torchdynamo_inline` (functools.wraps copies
+it), so a compiled region that calls another compiled callable inlines the original, as it
+would in a plain `python FILE`.
+
+Observe, never perturb: torch.compile itself runs with the program's own arguments, and only
+the backend torch builds from them reaches `torch._dynamo.optimize` behind a counting one
+(`CountingBackend`, also for the program's own `torch._dynamo.optimize` calls). Dynamo keys its
+cache on the backend (a cache entry made under another backend is a BACKEND_MATCH recompile),
+and compares backends with `==`; torch.compile makes a new backend object per call that
+compares equal to another call's with the same arguments, so the counting backends are shared
+by every call whose backends compare equal and compare as those do: the program makes the
+graphs, recompiles and cache hits it makes under `python FILE`.
+
+Attribution: a record belongs to the callable on top of its thread's stack when it arrived (the
+calls of a compiled callable nest only through the eager parts of another; Dynamo compiles in
+the calling thread), kept beside each of the capture's lists (`Owned`), so the program's totals
+are the capture as a whole and what arrived outside every call (compiled autograd's backward
+graphs, a `with torch._dynamo.optimize(...)` block) counts in the totals only.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from playground.engine.program import PROGRAM_TOGGLES, matches
+from playground.worker.capture.records import RunCapture
+from playground.worker.run.spine.calls import counting_around
+
+#: The settings a user can toggle over a program's own torch.compile arguments.
+TOGGLABLE = PROGRAM_TOGGLES
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class ProgramStopped(BaseException):
+    """A bound ended the program (--max-calls, --max-seconds). A BaseException, so that the
+    program's own `except Exception` cannot swallow it; a bare `except:` can, so the stop is
+    also kept (CompiledCallables.stopped) and raised again at every later call."""
+
+    def __init__(self, by: str, at: float) -> None:
+        super().__init__(f"stopped by {by} at {at}")
+        self.by = by
+        self.at = at
+
+
+class ProgramOsExit(BaseException):
+    """The program called os._exit(code): in the run's process that would end the run before
+    its report, so the call ends the program instead, like sys.exit (a process the program
+    forked exits for real)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"os._exit({code})")
+        self.code = code
+
+
+class Alarm:
+    """--max-seconds for a program that stops calling its compiled callables (a long eager
+    stretch). A bound lands between two calls of a compiled callable (CompiledCallables checks
+    it before each call), never inside the program's own code; only a program that makes no
+    call for a long while past its bound (`late_s`) is interrupted wherever it is, as a last
+    resort before the run's timeout kills it with nothing kept."""
+
+    def __init__(self, seconds: float | None, stopped: Callable[[ProgramStopped], None] | None = None) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.previous: Any = None
+        self.stopped = stopped
+
+    @staticmethod
+    def late_s(seconds: float) -> float:
+        """How long past the bound a program without calls runs on: half the bound, 2 s at least."""
+        return max(2.0, seconds / 2)
+
+    def __enter__(self) -> Alarm:
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.late_s(self.seconds))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+    def _expired(self, signum: int, frame: types.FrameType | None) -> None:
+        stop = ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
+        if self.stopped is not None:
+            self.stopped(stop)
+        raise stop
+
+    def cancel(self) -> None:
+        if self.seconds and self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+
+class OsExitPatch:
+    """os._exit, for the length of the program, raising ProgramOsExit in this process. Dynamo
+    never traces the replacement (`Unseen`): inside a compiled function the call is a graph
+    break at the program's line, as os._exit's own is, not a trace of our code."""
+
+    def __init__(self) -> None:
+        self.original: Callable[[int], Any] | None = None
+
+    def install(self) -> None:
+        self.original = original = os._exit
+        pid = os.getpid()
+
+        def _exit(code: int) -> Any:
+            if os.getpid() == pid and threading.current_thread() is threading.main_thread():
+                raise ProgramOsExit(code)
+            return original(code)
+
+        os._exit = _exit  # type: ignore[assignment]
+
+    def uninstall(self) -> None:
+        if self.original is not None:
+            os._exit = self.original  # type: ignore[assignment]
+            self.original = None
+
+
+class AtExitPatch:
+    """atexit.register, for the length of the program: the functions the program registers
+    (not torch's own) are kept and run when it ends (`run`), last registered first, as Python
+    runs them at exit; the run's process never reaches the interpreter's exit, so without this
+    their output (a summary, a saved file) would never come."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+        self.original: tuple[Any, Any] | None = None
+
+    def install(self) -> None:
+        import atexit
+
+        self.original = register, unregister = atexit.register, atexit.unregister
+        kept = self.kept
+
+        def register_(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+            caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
+            if caller.startswith(_TORCH_DIR):
+                return register(func, *args, **kwargs)
+            kept.append((func, args, kwargs))
+            return func
+
+        def unregister_(func: Callable[..., Any]) -> None:
+            kept[:] = [k for k in kept if k[0] != func]
+            unregister(func)
+
+        atexit.register, atexit.unregister = register_, unregister_  # type: ignore[assignment]
+
+    def uninstall(self) -> None:
+        import atexit
+
+        if self.original is not None:
+            atexit.register, atexit.unregister = self.original  # type: ignore[assignment]
+            self.original = None
+
+    def run(self) -> None:
+        """The program's exit functions, as the interpreter runs them: an exception is printed
+        and the next one runs."""
+        import traceback
+
+        while self.kept:
+            func, args, kwargs = self.kept.pop()
+            try:
+                func(*args, **kwargs)
+            except SystemExit:
+                pass
+            except BaseException:  # noqa: BLE001 - Python prints it and goes on
+                print(f"Exception ignored in atexit callback {func!r}:", file=sys.stderr)
+                traceback.print_exc()
+
+
+def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
+    """How long the program may run: --max-seconds, else 45% of the run's timeout (the eager
+    reference runs it again afterwards, no slower, and a report of what ran beats a timeout
+    that keeps nothing); and whether the timeout chose it."""
+    if max_seconds:
+        return max_seconds, False
+    if timeout_s:
+        return max(1.0, round(timeout_s * 0.45, 1)), True
+    return None, False
+
+
+class Unseen:
+    """Our patches' files, for the length of the program, in Dynamo's own list of files it
+    never traces (trace_rules.FORCE_SKIP_FILES): a frame of ours that runs while a compiled
+    callable's callback is set (our Tensor.backward, os._exit, a call's wrapper, the counting
+    backend's first run of a graph) is run as Python runs it, never traced into a graph break
+    of its own; called from traced code it is a break at the program's line, as the torch or
+    C function it stands for is."""
+
+    def __init__(self, *files: str) -> None:
+        self.files = {os.path.abspath(f) for f in files}
+        self.added: set[str] = set()
+
+    def __enter__(self) -> Unseen:
+        try:
+            from torch._dynamo import trace_rules
+
+            skip = trace_rules.FORCE_SKIP_FILES
+        except (ImportError, AttributeError):  # pragma: no cover - a torch without the list
+            return self
+        self.added = self.files - skip
+        skip |= self.added
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from torch._dynamo import trace_rules
+
+        trace_rules.FORCE_SKIP_FILES.difference_update(self.added)
+        self.added = set()
+
+
+@dataclass
+class Made:
+    """One compiled callable as the program made it."""
+
+    index: int
+    name: str
+    kind: str
+    file: str
+    line: int | None
+    options: dict[str, str]
+    toggled: dict[str, str]
+    #: The object handed to torch.compile (the function, module or bound method).
+    original: Any = None
+    calls: int = 0
+    #: The program-wide number of its first call (the report's order); None: never called.
+    first_call: int | None = None
+    #: Why torch.compile was called unchanged, when it was (the counts are then the capture's).
+    unwrapped: str = ""
+    #: The first exception a call of it raised, as torch gave it ("Type: first line").
+    raised: str = ""
+
+
+@dataclass
+class Bounds:
+    """How long a program may run: calls of compiled callables, and seconds (None: unbounded)."""
+
+    max_calls: int | None = None
+    deadline: float | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+class Owned(list):  # type: ignore[type-arg]
+    """One of the capture's lists, with the callable each item arrived under beside it
+    (`owners`: a Made's index, 0 for none), told by `owner` at each append."""
+
+    def __init__(self, items: list[Any], owner: Callable[[], int]) -> None:
+        super().__init__(items)
+        self.owners = [0] * len(items)
+        self.owner = owner
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self.owners.append(self.owner())
+
+    def of(self, index: int) -> list[Any]:
+        return [item for item, owner in zip(self, self.owners, strict=False) if owner == index]
+
+
+class CountingBackend:
+    """A program's backend (what torch.compile built from its arguments, or what it handed
+    torch._dynamo.optimize) behind the counting wrapper. Equal to another exactly where the
+    two backends are: Dynamo's BACKEND_MATCH compares them with `==`. Anything else Dynamo asks
+    of a backend (compiler_name, get_compiler_config, reset, ...) is the real one's."""
+
+    def __init__(self, real: Any, counting: Callable[..., Any]) -> None:
+        self.real = real
+        self._counting = counting
+        # Copied, not delegated: a class with __getattr__ as a backend crashes Dynamo's frame
+        # evaluation on 2.13 (a segfault at the first call).
+        for name in _BACKEND_NAMES:
+            if hasattr(real, name):
+                setattr(self, name, getattr(real, name))
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        return self._counting(gm, example_inputs, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CountingBackend) and _same_backend(self.real, other.real)
+
+    def __hash__(self) -> int:
+        return hash(type(self.real))
+
+
+#: What torch._dynamo reads off a backend (eval_frame, output_graph, repro, backends/*).
+_BACKEND_NAMES = frozenset(
+    {"compiler_name", "get_compiler_config", "backend_ctx_ctor", "reset", "compiler_fn", "__name__", "config"}
+)
+
+
+def _same_backend(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a backend whose == raises is another backend
+        return False
+
+
+class CompiledCallables:
+    """The patch and what it recorded. `overrides` holds the settings the user toggled (only
+    those), which replace the program's own arguments in every torch.compile call."""
+
+    def __init__(
+        self,
+        capture: RunCapture,
+        program_path: str,
+        device: str,
+        overrides: dict[str, Any],
+        bounds: Bounds,
+        on_call: Callable[[Made], None] | None = None,
+        only: str | None = None,
+        on_return: Callable[[Made, int, float, int, Any], None] | None = None,
+    ) -> None:
+        self.capture = capture
+        self.path = os.path.realpath(program_path)
+        self.device = device
+        self.overrides = overrides
+        #: The one callable the overrides act on (engine/program.py `matches`); None: all.
+        self.only = only
+        self.bounds = bounds
+        self.on_call = on_call
+        #: Told of each outermost call that returned in the program's main thread: (callable,
+        #: program-wide call number, seconds, graphs compiled during it, what it returned) -
+        #: program_reference.py's record (another thread's calls have no order to compare by).
+        self.on_return = on_return
+        self.made: list[Made] = []
+        self.calls = 0
+        #: The stop, once a bound ended the program (kept: a bare `except:` may swallow it).
+        self.stopped: ProgramStopped | None = None
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._original: Callable[..., Any] | None = None
+        self._optimize: Callable[..., Any] | None = None
+        self._backends: list[CountingBackend] = []
+        self._thread = threading.get_ident()
+        #: The callable an exception propagated out of first (by id of the exception).
+        self.raised_in: dict[int, Made] = {}
+        for name in ("records", "trace", "graphs"):
+            setattr(capture, name, Owned(getattr(capture, name), self._owner))
+
+    # --- the patch ----------------------------------------------------------------------------
+
+    def install(self) -> None:
+        import torch._dynamo
+
+        self._original = original = torch.compile
+        self._optimize = optimize = torch._dynamo.optimize
+
+        def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch's name
+            return self._compile(model, *args, **kwargs)
+
+        def optimize_(*args: Any, **kwargs: Any) -> Any:
+            return self._optimize_call(*args, **kwargs)
+
+        compile.__doc__ = original.__doc__
+        compile.__wrapped__ = original  # type: ignore[attr-defined]
+        optimize_.__doc__ = optimize.__doc__
+        optimize_.__wrapped__ = optimize  # type: ignore[attr-defined]
+        torch.compile = compile
+        torch._dynamo.optimize = optimize_
+
+    def uninstall(self) -> None:
+        if self._original is not None:
+            torch.compile = self._original
+            self._original = None
+        if self._optimize is not None:
+            torch._dynamo.optimize = self._optimize
+            self._optimize = None
+
+    def _stack(self) -> list[Made]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def _owner(self) -> int:
+        stack = getattr(self._local, "stack", None)
+        return stack[-1].index if stack else 0
+
+    def _compile(self, model: Any = None, *args: Any, **kwargs: Any) -> Any:
+        original = self._original
+        assert original is not None
+        if model is None and not args:
+            # The decorator with arguments: `@torch.compile(fullgraph=True)`.
+            def decorate(fn: Any) -> Any:
+                if fn is None:
+                    return original(None, **kwargs)(fn)  # torch's own "Model can't be None"
+                return self._compile(fn, **kwargs)
+
+            return decorate
+        file, line = self._caller()
+        name, kind = _name_of(model)
+        options = {k: _shown(v) for k, v in kwargs.items()}
+        index = len(self.made) + 1
+        effective, toggled = self._effective(kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        made = Made(index, name, kind, file, line, options, toggled, model)
+        self.made.append(made)
+        # torch.compile as the program called it (toggles laid over): only the backend it
+        # builds is swapped, where it reaches torch._dynamo.optimize (`_optimize_call`).
+        self._local.inside_compile = True
+        try:
+            compiled = original(model, *args, **effective)
+        finally:
+            self._local.inside_compile = False
+        return self._wrapped(made, compiled)
+
+    def _optimize_call(self, *args: Any, **kwargs: Any) -> Any:
+        """torch._dynamo.optimize: from torch.compile (its backend counted), or the program's
+        own call (counted, and what it decorates recorded as a callable of its own)."""
+        optimize = self._optimize
+        assert optimize is not None
+        if args:
+            backend, args = args[0], args[1:]
+        else:
+            backend = kwargs.pop("backend", "inductor")
+        counted = self.counting(backend)
+        result = optimize(counted if counted is not None else backend, *args, **kwargs)
+        if getattr(self._local, "inside_compile", False):
+            return result
+        file, line = self._caller()
+        options = {"backend": _shown(backend), **{k: _shown(v) for k, v in kwargs.items()}}
+        return _Optimized(self, result, file, line, options)
+
+    def counting(self, backend: Any) -> CountingBackend | None:
+        """The shared counting backend for `backend` (one per set of equal backends); None
+        where it cannot be looked up (torch._dynamo.optimize raises its own error)."""
+        if isinstance(backend, CountingBackend):
+            return backend
+        try:
+            if isinstance(backend, str):
+                from torch._dynamo.backends.registry import lookup_backend
+
+                real = lookup_backend(backend)
+            elif callable(backend):
+                real = backend
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - torch says it, with its own words
+            return None
+        for shared in self._backends:
+            if _same_backend(shared.real, real):
+                return shared
+        made = CountingBackend(real, counting_around(real, self.capture, self.device))
+        self._backends.append(made)
+        return made
+
+    def made_by_optimize(self, fn: Any, file: str, line: int | None, options: dict[str, str]) -> Made:
+        name, kind = _name_of(fn)
+        made = Made(len(self.made) + 1, name, "optimize" if kind == "function" else kind, file, line, options, {}, fn)
+        self.made.append(made)
+        return made
+
+    def _effective(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The program's arguments with the toggled settings laid over, and what changed."""
+        effective = dict(kwargs)
+        toggled: dict[str, str] = {}
+        for key in TOGGLABLE:
+            if key not in self.overrides:
+                continue
+            now = self.overrides[key]
+            was = kwargs.get(key, _DEFAULTS[key])
+            if key == "mode" and now is not None and effective.get("options"):
+                effective.pop("options")  # torch takes a mode or options, never both
+            effective[key] = now
+            if now != was:
+                toggled[key] = f"{_plain(was)} → {_plain(now)}"
+        if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
+            effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
+        return effective, toggled
+
+    def _caller(self) -> tuple[str, int | None]:
+        """The program's (or its own module's) file and line that called torch.compile: the
+        first frame outside torch and this package (nn.Module.compile calls it from torch)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            file = os.path.abspath(frame.f_code.co_filename)
+            if not file.startswith((_TORCH_DIR, _OUR_DIR)) and "functools" not in os.path.basename(file):
+                return file, frame.f_lineno
+            frame = frame.f_back
+        return "", None
+
+    # --- the calls ----------------------------------------------------------------------------
+
+    def _wrapped(self, made: Made, compiled: Any) -> Any:
+        if isinstance(compiled, torch.nn.Module):
+            # torch.compile(module) gives an OptimizedModule whose `forward` is the compiled
+            # call (an instance attribute): counted there, the module stays the module.
+            inner = compiled.__dict__.get("forward")
+            if callable(inner):
+                compiled.forward = self._counted(made, inner)
+            else:
+                made.unwrapped = made.unwrapped or "its calls are not counted (no forward to wrap)"
+            return compiled
+        if callable(compiled):
+            return self._counted(made, compiled)
+        return compiled
+
+    def _counted(self, made: Made, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._check_bounds()
+            with self._lock:
+                self.calls += 1
+                made.calls += 1
+                seq = self.calls
+                if made.first_call is None:
+                    made.first_call = seq
+            stack = self._stack()
+            stack.append(made)
+            main = threading.get_ident() == self._thread
+            graphs, started = len(self.capture.graphs), time.perf_counter()
+            try:
+                out = fn(*args, **kwargs)
+                # Only a call no other compiled callable's call holds is compared: under the
+                # eager reference every nested call runs, compiled only those in eager parts.
+                if main and self.on_return is not None and len(stack) == 1:
+                    _synchronize(self.device)
+                    self.on_return(made, seq, time.perf_counter() - started, len(self.capture.graphs) - graphs, out)
+                return out
+            except BaseException as exc:
+                self.raised_in.setdefault(id(exc), made)
+                if not made.raised and not isinstance(exc, (ProgramStopped, ProgramOsExit)):
+                    made.raised = f"{type(exc).__name__}: {_first_line(exc)}"
+                raise
+            finally:
+                stack.pop()
+                if main and self.on_call is not None:
+                    self.on_call(made)
+
+        try:
+            functools.update_wrapper(call, fn)
+        except (AttributeError, TypeError):
+            pass
+        return call
+
+    def _check_bounds(self) -> None:
+        if self.stopped is not None:
+            raise ProgramStopped(self.stopped.by, self.stopped.at)
+        bounds = self.bounds
+        if bounds.max_calls is not None and self.calls >= bounds.max_calls:
+            self.stop(ProgramStopped("max_calls", self.calls))
+        if bounds.deadline is not None and time.monotonic() >= bounds.deadline:
+            self.stop(ProgramStopped("max_seconds", round(time.monotonic() - bounds.started, 3)))
+
+    def stop(self, stop: ProgramStopped) -> None:
+        """Keep the first stop, and raise it."""
+        self.keep(stop)
+        raise stop
+
+    def keep(self, stop: ProgramStopped) -> None:
+        """The run was stopped (the first stop is the one reported)."""
+        if self.stopped is None:
+            self.stopped = stop
+
+    # --- what each callable saw -----------------------------------------------------------
+
+    def capture_of(self, made: Made) -> RunCapture:
+        """The run's capture restricted to what arrived while `made` ran (in any thread)."""
+        cap = self.capture
+
+        def of(items: list[Any]) -> list[Any]:
+            return items.of(made.index) if isinstance(items, Owned) else []
+
+        return RunCapture(
+            snippet_path=cap.snippet_path,
+            records=of(cap.records),
+            trace=of(cap.trace),
+            graphs=of(cap.graphs),
+            first_runs=cap.first_runs,
+            backend_facts=cap.backend_facts,
+        )
+
+    def skipped_reason(self, made: Made) -> str:
+        """Why a callable that was called compiled no graph, where torch's rules say."""
+        target = made.original
+        func = getattr(target, "__func__", None)
+        if func is torch.nn.Module._call_impl:
+            owner = target.__self__
+            forward = getattr(type(owner), "forward", None)
+            code = getattr(forward, "__code__", None)
+            if code is not None and _skipped(code):
+                return (
+                    f"{made.name}.compile() compiles only the frames of its calls, and {made.name}.forward is "
+                    f"torch's own code ({os.path.basename(code.co_filename)}), which Dynamo skips "
+                    "(trace_rules); torch.compile(model) traces the module as a whole instead"
+                )
+        code = getattr(getattr(target, "forward", target), "__code__", None)
+        if code is not None and _skipped(code):
+            return f"Dynamo skips {code.co_name} ({os.path.basename(code.co_filename)}): trace_rules list it"
+        return "Dynamo traced no tensor operation in it, or skipped its frames"
+
+
+class _Optimized:
+    """What the program's own torch._dynamo.optimize(...) returned: as a decorator, what it
+    decorates is a compiled callable of its own; as a context (`with`), torch's."""
+
+    def __init__(
+        self, made: CompiledCallables, inner: Any, file: str, line: int | None, options: dict[str, str]
+    ) -> None:
+        self._made = made
+        self._inner = inner
+        self._where = (file, line, options)
+
+    def __call__(self, fn: Any) -> Any:
+        compiled = self._inner(fn)
+        if compiled is fn:
+            return fn  # torch's _NullDecorator: nothing compiled
+        file, line, options = self._where
+        return self._made._wrapped(self._made.made_by_optimize(fn, file, line, options), compiled)
+
+    def __enter__(self) -> Any:
+        return self._inner.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._inner.__exit__(*exc)
+
+    def __getattr_off__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
+
+
+def _synchronize(device: str) -> None:
+    """A call's time includes its GPU work, as torch.utils.benchmark's does."""
+    if device.startswith("cuda") and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def _first_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose str raises
+        return ""
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
+
+
+def code_of(target: Any) -> types.CodeType | None:
+    """The code object Dynamo caches a compiled callable's frames under: a function's, a bound
+    method's, a module's forward (None: none found)."""
+    owner = getattr(target, "__self__", None)
+    if isinstance(owner, torch.nn.Module) and getattr(target, "__func__", None) is torch.nn.Module._call_impl:
+        target = type(owner).forward
+    elif isinstance(target, torch.nn.Module):
+        target = type(target).forward
+    target = getattr(target, "__func__", target)
+    code = getattr(target, "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _skipped(code: types.CodeType) -> bool:
+    try:
+        from torch._dynamo import trace_rules
+
+        return bool(trace_rules.check(code))
+    except Exception:  # noqa: BLE001 - a private rule that moved: say nothing
+        return False
+
+
+def _name_of(model: Any) -> tuple[str, str]:
+    if isinstance(model, torch.nn.Module):
+        return type(model).__name__, "module"
+    owner = getattr(model, "__self__", None)
+    func = getattr(model, "__func__", None)
+    if owner is not None and func is torch.nn.Module._call_impl:
+        return type(owner).__name__, "module.compile"
+    if owner is not None and func is not None:
+        return f"{type(owner).__name__}.{func.__name__}", "method"
+    name = getattr(model, "__qualname__", None) or getattr(model, "__name__", None) or type(model).__name__
+    return str(name), "function"
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else _shown(value)
+
+
+def _shown(value: Any) -> str:
+    if callable(value) and not isinstance(value, type):
+        return getattr(value, "__qualname__", None) or type(value).__name__
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
