@@ -258,7 +258,9 @@ def section(
         )
     elif found.graph_count == 0 and m.raised:
         notes.append(f"compiled nothing over {m.calls} call(s): a call raised {m.raised}")
-    elif found.graph_count == 0 and (served := (compiled_by or {}).get(code)) is not None and served is not m:
+    elif found.graph_count == 0 and made.skips(m):
+        notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
+    elif found.graph_count == 0 and (served := _served_by(m, code, compiled_by)) is not None:
         notes.append(
             f"compiled nothing over {m.calls} call(s): its calls ran what Dynamo compiled for the same code "
             f"under callable #{served.index} ({served.name}, line {served.line}); Dynamo's cache is per code "
@@ -288,6 +290,14 @@ def section(
         toggled=m.toggled,
         index=m.index,
     )
+
+
+def _served_by(m: Made, code: Any, compiled_by: dict[Any, Made] | None) -> Made | None:
+    """The callable called before `m` that compiled graphs for `m`'s code (None: none did)."""
+    served = (compiled_by or {}).get(code) if code is not None else None
+    if served is None or served is m or served.first_call is None or m.first_call is None:
+        return None
+    return served if served.first_call < m.first_call else None
 
 
 class _Live:

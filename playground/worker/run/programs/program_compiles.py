@@ -270,10 +270,14 @@ class Owned(list):  # type: ignore[type-arg]
         super().__init__(items)
         self.owners = [0] * len(items)
         self.owner = owner
+        # Two threads' appends must not interleave between an item and its owner.
+        self.lock = threading.Lock()
 
     def append(self, item: Any) -> None:
-        super().append(item)
-        self.owners.append(self.owner())
+        owner = self.owner()
+        with self.lock:
+            super().append(item)
+            self.owners.append(owner)
 
     def of(self, index: int) -> list[Any]:
         return [item for item, owner in zip(self, self.owners, strict=False) if owner == index]
@@ -592,6 +596,10 @@ class CompiledCallables:
             backend_facts=cap.backend_facts,
         )
 
+    def skips(self, made: Made) -> bool:
+        """Whether Dynamo's trace_rules skip the code a callable's calls run."""
+        return not self.skipped_reason(made).startswith(_NOT_SKIPPED)
+
     def skipped_reason(self, made: Made) -> str:
         """Why a callable that was called compiled no graph, where torch's rules say."""
         target = made.original
@@ -606,10 +614,11 @@ class CompiledCallables:
                     f"torch's own code ({os.path.basename(code.co_filename)}), which Dynamo skips "
                     "(trace_rules); torch.compile(model) traces the module as a whole instead"
                 )
+            return _NOT_SKIPPED + " in it, or skipped its frames"  # its forward is the program's
         code = getattr(getattr(target, "forward", target), "__code__", None)
         if code is not None and _skipped(code):
             return f"Dynamo skips {code.co_name} ({os.path.basename(code.co_filename)}): trace_rules list it"
-        return "Dynamo traced no tensor operation in it, or skipped its frames"
+        return _NOT_SKIPPED + " in it, or skipped its frames"
 
 
 class _Optimized:
@@ -639,6 +648,8 @@ class _Optimized:
     def __getattr_off__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+
+_NOT_SKIPPED = "Dynamo traced no tensor operation"
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
 
