@@ -427,6 +427,9 @@ class CompiledCallables:
         self._local.inside_compile = True
         try:
             compiled = original(model, *args, **effective)
+        except BaseException:
+            self.made.remove(made)  # torch refused it (an unknown backend): no callable made
+            raise
         finally:
             self._local.inside_compile = False
         return self._wrapped(made, compiled)
