@@ -15,8 +15,8 @@ The overhead that matters is the program's run against python's (`program / pyth
 bound (≤ 1.2x) is on that. The whole `check` is shown beside it. The load average is printed
 with every row: the machine may be shared, so only ratios from the same run mean anything.
 
-The per-call cost is the calls loop's program run less python's, over its number of calls
-(the loop's own Python time is in both).
+The per-call cost is from the calls loop, which times its own loop of calls (after the first,
+which compiles) in both runs: the difference over the number of calls.
 
     python benchmarks/program_overhead.py [--rounds 2] [--calls 20000] [PROG ...]
 """
@@ -37,17 +37,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CALLS_LOOP = """\
 import sys
+import time
 import torch
 
 @torch.compile(backend="eager")
 def step(x):
     return x + 1
 
-x = torch.zeros(4)
+x = step(torch.zeros(4))
+started = time.perf_counter()
 for _ in range(int(sys.argv[1])):
     x = step(x)
-print(float(x[0]))
+print(f"loop_s={time.perf_counter() - started:.6f}")
 """
+
+
+def _loop_s(text: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith("loop_s="):
+            return float(line.split("=", 1)[1])
+    return None
 
 
 def _wall(cmd: list[str]) -> tuple[float, str]:
@@ -59,13 +68,14 @@ def _wall(cmd: list[str]) -> tuple[float, str]:
     return wall, done.stdout
 
 
-def _playground(path: str, args: list[str]) -> tuple[float, dict[str, float], int]:
+def _playground(path: str, args: list[str]) -> tuple[float, dict[str, float], int, str]:
     cmd = [sys.executable, "-m", "playground", "check", path, "--json", "--no-timing"]
     wall, out = _wall(cmd + (["--", *args] if args else []))
     report = json.loads(out)
     if report.get("stopped"):
         print(f"  note: the playground stopped {path} ({report['stopped']}): its times are not comparable")
-    return wall, dict(report.get("phase_s") or {}), int(report.get("calls") or 0)
+    text = (report.get("output") or {}).get("text", "")
+    return wall, dict(report.get("phase_s") or {}), int(report.get("calls") or 0), text
 
 
 def _load() -> str:
@@ -93,11 +103,16 @@ def main(argv: list[str]) -> None:
         print(header)
         for path, args in runs:
             plain, program, whole, calls = [], [], [], 0
+            loops: tuple[list[float], list[float]] = ([], [])
             for _ in range(opts.rounds):
-                plain.append(_wall([sys.executable, path, *args])[0])
-                wall, phases, calls = _playground(path, args)
+                wall, out = _wall([sys.executable, path, *args])
+                plain.append(wall)
+                wall, phases, calls, text = _playground(path, args)
                 whole.append(wall)
                 program.append(phases.get("program", float("nan")))
+                for side, said in zip(loops, (out, text), strict=True):
+                    if (loop_s := _loop_s(said)) is not None:
+                        side.append(loop_s)
             p, g, w = statistics.median(plain), statistics.median(program), statistics.median(whole)
             print(f"{Path(path).name:<24} {p:9.2f} {g:9.2f} {g / p:6.2f} {w:8.2f} {w / p:6.2f} {calls:7d}  {_load()}")
             if path == str(loop):
