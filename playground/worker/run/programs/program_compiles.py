@@ -364,6 +364,8 @@ class CompiledCallables:
         self.raised_in: dict[int, Made] = {}
         for name in ("records", "trace", "graphs"):
             setattr(capture, name, Owned(getattr(capture, name), self._owner))
+        # A program runs torch's and its own modules' code too: a break there is shown there.
+        capture.own_break_lines = True
 
     # --- the patch ----------------------------------------------------------------------------
 
@@ -597,6 +599,7 @@ class CompiledCallables:
             graphs=of(cap.graphs),
             first_runs=cap.first_runs,
             backend_facts=cap.backend_facts,
+            own_break_lines=cap.own_break_lines,
         )
 
     def skips(self, made: Made) -> bool:
