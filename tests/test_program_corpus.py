@@ -247,3 +247,42 @@ def test_trace_writes_what_torch_trace_writes(tmp_path: Path) -> None:
 
     mine = events(ours)
     assert mine == events(theirs) and mine["dynamo_output_graph"] > 0, mine
+
+
+def test_a_break_in_a_helper_module_is_shown_at_its_own_file_and_line(tmp_path: Path) -> None:
+    _program(
+        tmp_path,
+        "helper_mod.py",
+        """
+        def g(x):
+            y = x * 2
+            print("a break in a helper module")
+            return y
+        """,
+    )
+    path = _program(
+        tmp_path,
+        "uses_helper.py",
+        """
+        import torch
+        import helper_mod
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return helper_mod.g(x) + 1
+
+        f(torch.ones(3))
+        """,
+    )
+    env = {**os.environ, "TORCH_LOGS": "graph_breaks"}
+    done = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path, env=env
+    )
+    logged = {
+        tuple(line.split("Graph break in user code at ")[1].rsplit(":", 1))
+        for line in done.stderr.splitlines()
+        if "Graph break in user code at " in line
+    }
+    report = check(path)
+    assert {(b["file"], str(b["line"])) for b in report["graph_breaks"]} == logged
+    assert str(tmp_path / "helper_mod.py") in report["local_modules"]
