@@ -550,8 +550,11 @@ class CompiledCallables:
                 return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
-                if not made.raised and not isinstance(exc, (ProgramStopped, ProgramOsExit)):
-                    made.raised = f"{type(exc).__name__}: {_first_line(exc)}"
+                if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
+                    made.raised = made.raised or f"{type(exc).__name__}: {_first_line(exc)}"
+                    if main and self.on_return is not None and len(stack) == 1:
+                        # Kept in the sequence (so the two runs' calls still pair up), never compared.
+                        self.on_return(made, seq, time.perf_counter() - started, 0, RAISED)
                 raise
             finally:
                 stack.pop()
@@ -656,6 +659,9 @@ class _Optimized:
 
 
 _NOT_SKIPPED = "Dynamo traced no tensor operation"
+
+#: What a call that raised "returned", for on_return: it keeps its place, with nothing to compare.
+RAISED = object()
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
 

@@ -35,6 +35,7 @@ from playground.worker.run.compare.equivalence import verdict_of
 from playground.worker.run.compare.reference import portable_dumps
 from playground.worker.run.compare.value_walk import compare_values
 from playground.worker.run.programs.program_compiles import (
+    RAISED,
     Alarm,
     Bounds,
     CompiledCallables,
@@ -100,6 +101,11 @@ class Recorder:
 
     def __call__(self, m: Made, seq: int, seconds: float, compiled: int, out: Any) -> None:
         if seq > MAX_CALLS_KEPT:
+            return
+        if out is RAISED:
+            # It raised: in the sequence, so that the two runs' calls pair up, but no value and
+            # no steady time (counted as a call that compiled).
+            self._keep(ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled=1))
             return
         record = ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled)
         if m.calls <= RECORD_CALLS and self.bytes < RECORD_BYTES:
