@@ -115,10 +115,12 @@ def main(argv: list[str]) -> None:
                         side.append(loop_s)
             p, g, w = statistics.median(plain), statistics.median(program), statistics.median(whole)
             print(f"{Path(path).name:<24} {p:9.2f} {g:9.2f} {g / p:6.2f} {w:8.2f} {w / p:6.2f} {calls:7d}  {_load()}")
-            if path == str(loop):
-                per_call = (g - p) / max(calls, 1) * 1e6
+            if loops[0] and loops[1]:
+                a, b = statistics.median(loops[0]), statistics.median(loops[1])
+                n = max(calls - 1, 1)
                 print(
-                    f"  per call: {per_call:+.1f} us over python's (the program run less python's wall, over its calls)"
+                    f"  calls loop: python {a / n * 1e6:.1f} us/call, playground {b / n * 1e6:.1f} us/call: "
+                    f"{(b - a) / n * 1e6:+.1f} us per call ({b / a:.2f}x), the loop timed by the program itself"
                 )
 
 
