@@ -417,7 +417,7 @@ def test_a_program_without_bounds_stops_within_its_timeout_with_a_report(tmp_pat
     code, report, _ = _check(path, "--timeout", "9")
     assert code == 0 and report["error"] is None
     assert report["stopped"]["by"] == "max_seconds" and 3 <= report["stopped"]["at"] < 9
-    assert any("45% of the run's timeout" in n for n in report["notes"]), report["notes"]
+    assert any("a third of the run's timeout" in n for n in report["notes"]), report["notes"]
     assert report["callables"][0]["equivalence"]["ok"]
 
 

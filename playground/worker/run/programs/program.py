@@ -104,7 +104,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exit_ = ProgramExit(code=None)
         if by_timeout and stop.by == "max_seconds":
             ctx.notes.append(
-                f"program: no --max-seconds, so it was bounded at {seconds:g} s, 45% of the run's "
+                f"program: no --max-seconds, so it was bounded at {seconds:g} s, a third of the run's "
                 "timeout (the eager reference runs it again after): --max-seconds or --timeout sets it"
             )
     except ProgramOsExit as exc:

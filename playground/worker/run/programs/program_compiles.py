@@ -191,13 +191,13 @@ class AtExitPatch:
 
 
 def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
-    """How long the program may run: --max-seconds, else 45% of the run's timeout (the eager
-    reference runs it again afterwards, no slower, and a report of what ran beats a timeout
-    that keeps nothing); and whether the timeout chose it."""
+    """How long the program may run: --max-seconds, else a third of the run's timeout (the
+    eager reference runs it again afterwards, under the same bound, and a report of what ran
+    beats a timeout that keeps nothing); and whether the timeout chose it."""
     if max_seconds:
         return max_seconds, False
     if timeout_s:
-        return max(1.0, round(timeout_s * 0.45, 1)), True
+        return max(1.0, round(timeout_s / 3, 1)), True
     return None, False
 
 
