@@ -16,6 +16,7 @@ from playground.engine.snippet import read_regular_bytes
 from playground.engine.snippet_settings import resolve_settings
 from tui.app import PlaygroundApp
 from tui.engine.protocol import Engine
+from tui.run.options import SessionOptions
 from tui.screens.bisect import Bisector
 
 
@@ -58,17 +59,17 @@ def make_app(
     is what `s` runs (torch's compiler bisector in its own process; a fake in tests).
     """
     path = Path(snippet_path).absolute()
-    return PlaygroundApp(
-        path,
-        engine=engine,
-        settings=settings if settings is not None else initial_settings(path),
+    options = SessionOptions(
         watch=watch,
         clock=clock,
         notice=notice,
-        pinned=pinned,
+        pinned=pinned or {},
         present=present,
         passes=passes,
         run_flags=run_flags,
-        program=program,
+        program=program or ProgramOptions(),
         bisector=bisector,
+    )
+    return PlaygroundApp(
+        path, engine=engine, settings=settings if settings is not None else initial_settings(path), options=options
     )

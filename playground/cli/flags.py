@@ -242,7 +242,17 @@ def add_view_flags(p: argparse.ArgumentParser) -> None:
 
 def passes_of(args: argparse.Namespace) -> Passes:
     """The passes add_view_flags' flags ask for."""
-    return Passes(kernels=args.kernels, dynamo_code=args.code, guard_what_if=args.guard_what_if)
+    fixes = "all" if getattr(args, "try_fixes", False) else ""
+    return Passes(kernels=args.kernels, dynamo_code=args.code, guard_what_if=args.guard_what_if, fixes=fixes)
+
+
+def add_fixes_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--try-fixes",
+        action="store_true",
+        help="after the run, try the remedies torch offers for each break and recompile, each a variant run "
+        "of the same file (never edited): what each removes, its values, its speedup",
+    )
 
 
 def run_flags_of(args: argparse.Namespace) -> RunFlags:

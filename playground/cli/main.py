@@ -17,6 +17,7 @@ from typing import Any
 from playground.cli.checkcmd import EXIT_ERROR, EXIT_FINDING, check
 from playground.cli.flags import (
     Parser,
+    add_fixes_flag,
     add_present_flag,
     add_program_flags,
     add_run_flags,
@@ -55,6 +56,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
             "--force", action="store_true", help="let --markdown replace an existing file that is not our report"
         )
         add_present_flag(p)
+        add_fixes_flag(p)
     if command == "watch":
         p.add_argument("--json-lines", action="store_true", help="one JSON object per line")
         p.add_argument("--poll", action="store_true", help="poll the file instead of inotify")

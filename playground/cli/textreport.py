@@ -12,6 +12,7 @@ from playground.engine.wording import (
     compiled,
     errors,
     explained,
+    fixes,
     guard_what_if,
     phases,
     save_waterfall,
@@ -37,6 +38,7 @@ def render(report: Report) -> str:
         _equivalence_lines,
         _timing_lines,
         _guard_what_if_lines,
+        _fixes_lines,
         _compiled_code_lines,
         _dynamo_code_lines,
         _note_and_output_lines,
@@ -143,6 +145,11 @@ def _timing_lines(report: Report) -> list[str]:
 def _guard_what_if_lines(report: Report) -> list[str]:
     """What torch's unsafe guard switches would save the timed call (`--guard-what-if`)."""
     return _indented(guard_what_if.what_if_lines(report), indent="")
+
+
+def _fixes_lines(report: Report) -> list[str]:
+    """The remedies tried (`--try-fixes`), best first, and the breaks none removed."""
+    return _indented(fixes.fix_lines(report), indent="")
 
 
 def _compiled_code_lines(report: Report) -> list[str]:

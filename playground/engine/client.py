@@ -20,19 +20,23 @@ import sys
 import time
 from typing import Any
 
-from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, Message, WorkerChannel
+from playground.engine.channel import HELLO_TIMEOUT_S, RUN_KEY, WorkerChannel
 from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
     DiagnosticsEvent,
     EventHandler,
+    FixEvent,
+    Progress,
     ProgressEvent,
     RestartEvent,
+    RunEnded,
     RunResult,
     Trace,
 )
 from playground.engine.failures import RunFailures, failure_report
 from playground.engine.hello import WorkerHello
-from playground.engine.report import Report
+from playground.engine.report import Fix, FixAdvice, Report
+from playground.engine.report.fixes import ordered
 from playground.engine.run_request import RunRequest
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
@@ -45,15 +49,6 @@ def _valid_timeout(value: float) -> float:
     if not isinstance(value, (int, float)) or value != value or value <= 0 or value == float("inf"):
         raise ValueError(f"a run timeout must be a positive number of seconds, not {value!r}")
     return float(value)
-
-
-def _progress(message: Message) -> ProgressEvent:
-    return ProgressEvent(
-        step=str(message.get("phase") or ""),
-        call=message.get("call"),
-        calls=message.get("calls"),
-        message=str(message.get("message") or ""),
-    )
 
 
 class WorkerClient:
@@ -171,7 +166,7 @@ class WorkerClient:
         failures = RunFailures(
             self.channel, prepared.source.path, prepared.settings, stderr_mark, number, program=request.program
         )
-        follow = _Follow(number, key, prepared.source.sha256, started)
+        follow = _Follow(number, key, prepared.source.sha256, started, tries_fixes=bool(request.passes.fixes))
         return await self._follow(follow, emit, failures, timeout)
 
     async def _follow(self, follow: _Follow, emit: EventHandler, failures: RunFailures, timeout: float) -> RunResult:
@@ -191,6 +186,10 @@ class WorkerClient:
                 continue
             if kind == "eof":
                 report, reason = await failures.template_died()
+                if follow.held is not None:
+                    # The run's own report came: it stays, with the fixes that came before the end.
+                    kept = follow.with_fixes()
+                    report = dataclasses.replace(kept, notes=(*kept.notes, f"fixes not tried to the end: {reason}"))
                 return RunResult(await self._lost(report, reason, sha, started))
             if kind == "timeout":
                 report, reason = await failures.template_stuck(timeout)
@@ -208,18 +207,30 @@ class WorkerClient:
                 continue
             deadline = time.monotonic() + backstop
             event = message.get("event")
-            if event == "progress":
-                failures.progressed(message)
-                emit(_progress(message))
+            progress = Progress.from_dict(message)
+            if progress is not None:
+                failures.progressed(progress)
+                emit(progress.event())
             elif event == "diagnostics":
                 early = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 failures.diagnosed(early)
                 emit(DiagnosticsEvent(early))
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
-                return RunResult(report, Trace.from_dict(message.get("trace")))
-            elif event == "ended":
-                report = await failures.child_ended(message, timeout)
+                if not follow.tries_fixes:
+                    return RunResult(report, Trace.from_dict(message.get("trace")))
+                follow.held = report  # the variants follow; the run ends with its "ended"
+                emit(FixEvent(report=report))
+            elif event == "fix":
+                fix = Fix.from_dict(message.get("fix"))
+                follow.streamed.append(fix)
+                emit(FixEvent(fix=fix))
+            elif event == "fixes":
+                follow.fixes = message
+            elif (ended := RunEnded.from_dict(message)) is not None:
+                if follow.held is not None:
+                    return RunResult(self._stamp(follow.with_fixes(), sha, started))
+                report = await failures.child_ended(ended, timeout)
                 return RunResult(follow.note(self._stamp(report, sha, started)))
 
     async def _lost(self, report: Report, reason: str, sha: str, started: float) -> Report:
@@ -261,6 +272,28 @@ class _Follow:
     sha: str
     started: float
     forged: int = 0
+    #: The run tries fixes: its report is held until the variants have ended.
+    tries_fixes: bool = False
+    held: Report | None = None
+    fixes: dict[str, Any] | None = None
+    #: Each remedy's result as it came (kept when the worker ends before its final list).
+    streamed: list[Fix] = dataclasses.field(default_factory=list)
+
+    def with_fixes(self) -> Report:
+        """The held report with the fixes the worker sent (none when it was cancelled first)."""
+        assert self.held is not None
+        found = self.fixes or {}
+        fixes = tuple(Fix.from_dict(f) for f in found.get("fixes") or () if isinstance(f, dict))
+        if self.fixes is None:
+            fixes = ordered(self.streamed)
+        advice = tuple(FixAdvice.from_dict(a) for a in found.get("fix_advice") or () if isinstance(a, dict))
+        report = dataclasses.replace(self.held, fixes=fixes, fix_advice=advice)
+        if self.fixes is None and (report.kind == "program" or report.world_size is not None):
+            why = (
+                "fixes were not tried: they are tried on a snippet in one process, not yet on a program or across ranks"
+            )
+            report = dataclasses.replace(report, notes=(*report.notes, why))
+        return self.note(report)
 
     def note(self, report: Report) -> Report:
         if not self.forged:

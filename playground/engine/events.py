@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from playground.engine.report import Report
+from playground.engine.report import Fix, Report
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,124 @@ class RestartEvent:
     reason: str = ""
 
 
-RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent
+@dataclass(frozen=True)
+class FixEvent:
+    """A run that tries fixes: its own report (`fix` None, once, when the run itself is done),
+    then one remedy's result as each variant ends."""
+
+    report: Report | None = None
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class Tracing:
+    """Where Dynamo was tracing the snippet when a progress message was sent: its line, and
+    how many calls deep (the worker's tracer watch samples it)."""
+
+    line: int
+    depth: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress message on the worker's pipe, in its one shape: every sender in the worker
+    builds one and sends `to_dict()`, every reader (the client, its record of a run's last
+    words, the worker's own witnesses) reads `from_dict`. `run_id` is the pipe's `id` (None
+    until the child that owns the channel stamps it); `phase` what the run does now."""
+
+    phase: str = ""
+    call: int | None = None
+    calls: int | None = None
+    message: str = ""
+    tracing: Tracing | None = None
+    run_id: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": "progress"}
+        if self.run_id is not None:
+            data["id"] = self.run_id
+        data.update(phase=self.phase, call=self.call, calls=self.calls, message=self.message)
+        if self.tracing is not None:
+            data["tracing"] = {"line": self.tracing.line, "depth": self.tracing.depth}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Progress | None:
+        """The progress message `data` is, or None when it is another message. A field of the
+        wrong type reads as absent: the pipe also carries what a snippet forged on it."""
+        if data.get("event") != "progress":
+            return None
+        tracing = data.get("tracing")
+        where = None
+        if isinstance(tracing, dict) and _whole(tracing.get("line")) and _whole(tracing.get("depth")):
+            where = Tracing(tracing["line"], tracing["depth"])
+        return cls(
+            phase=str(data.get("phase") or ""),
+            call=data["call"] if _whole(data.get("call")) else None,
+            calls=data["calls"] if _whole(data.get("calls")) else None,
+            message=str(data.get("message") or ""),
+            tracing=where,
+            run_id=data.get("id"),
+        )
+
+    def event(self) -> ProgressEvent:
+        """What a caller of the client sees of it."""
+        return ProgressEvent(step=self.phase, call=self.call, calls=self.calls, message=self.message)
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    """The template's word that a run's child ended without a report (or after it): `outcome`
+    ("ok", "died", "timeout", "cancelled"), and how the process ended, by `signal` name or
+    `returncode`; `eager_failed_call` and `eager_error` (the error as the report's RunError
+    dict) when the run died on a call where its eager reference raised too."""
+
+    outcome: str = ""
+    pid: int | None = None
+    signal: str | None = None
+    returncode: int | None = None
+    eager_failed_call: int | None = None
+    eager_error: dict[str, Any] | None = None
+    run_id: Any = None
+
+    @classmethod
+    def of(cls, outcome: str, status: dict[str, Any], run_id: Any = None) -> RunEnded:
+        """From the template's wait: the outcome and the status dict its reaping wrote."""
+        return cls.from_dict({"event": "ended", "id": run_id, "outcome": outcome, **status}) or cls(outcome)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": "ended", "id": self.run_id, "outcome": self.outcome, "pid": self.pid}
+        if self.signal is not None:
+            data["signal"] = self.signal
+        else:
+            data["returncode"] = self.returncode
+        if self.eager_error is not None:
+            data["eager_failure"] = {"failed_call": self.eager_failed_call, "error": self.eager_error}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunEnded | None:
+        """The "ended" message `data` is, or None for another message."""
+        if data.get("event") != "ended":
+            return None
+        eager = data.get("eager_failure")
+        eager = eager if isinstance(eager, dict) and isinstance(eager.get("error"), dict) else {}
+        return cls(
+            outcome=str(data.get("outcome") or ""),
+            pid=data["pid"] if _whole(data.get("pid")) else None,
+            signal=str(data["signal"]) if data.get("signal") is not None else None,
+            returncode=data["returncode"] if _whole(data.get("returncode")) else None,
+            eager_failed_call=eager["failed_call"] if _whole(eager.get("failed_call")) else None,
+            eager_error=eager.get("error"),
+            run_id=data.get("id"),
+        )
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent | FixEvent
 EventHandler = Callable[[RunEvent], Any]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from playground.engine.events import Trace
 from playground.engine.report import Report
-from playground.engine.wording import breaks, compiled, errors, explained, guard_what_if, phases, timings
+from playground.engine.wording import breaks, compiled, errors, explained, fixes, guard_what_if, phases, timings
 from playground.engine.wording import dynamo_code as dynamo_words
 from playground.engine.wording import equivalence as verdicts
 from playground.engine.wording import program as program_words
@@ -196,6 +196,7 @@ def markdown_report(r: Report) -> str:
     if r.explanation.guards:
         out += ["", "## Guards", ""] + _guards_by_line(r)
     out += _equivalence_markdown(r) + _timings_markdown(r) + _phase_markdown(r) + _guard_what_if_markdown(r)
+    out += _fixes_markdown(r)
     out += _compiled_markdown(r)
     out += _dynamo_code_markdown(r)
     out.append("")
@@ -245,6 +246,12 @@ def _breaks_markdown(r: Report) -> list[str]:
         )
     distinct = breaks.distinct_lines(r)
     return out + _markdown_lines(distinct, paragraphs=True)
+
+
+def _fixes_markdown(r: Report) -> list[str]:
+    """The remedies tried (--try-fixes), best first, and the breaks none removed."""
+    lines = fixes.fix_lines(r)
+    return ["", f"### {fixes.TITLE.capitalize()}", *_markdown_lines(lines[1:], paragraphs=True)] if lines else []
 
 
 def _guard_what_if_markdown(r: Report) -> list[str]:

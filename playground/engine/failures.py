@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
 
 from playground.engine import last_words
 from playground.engine.channel import WorkerChannel
 from playground.engine.errors import RunCancelled
+from playground.engine.events import Progress, RunEnded
 from playground.engine.program import ProgramRun
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
@@ -62,15 +62,14 @@ class RunFailures:
         """The version the worker's handshake named ("" before it answered)."""
         return self.channel.hello.torch_version if self.channel.hello is not None else ""
 
-    def progressed(self, message: dict[str, Any]) -> None:
-        """A progress event of this run: what it was doing, and where Dynamo was, if it said."""
-        self.doing = message.get("message", self.doing)
-        if isinstance(message.get("call"), int):
-            self.call = message["call"]
-        tracing = message.get("tracing")
-        if isinstance(tracing, dict) and isinstance(tracing.get("line"), int) and isinstance(tracing.get("depth"), int):
-            self.tracing = (tracing["line"], tracing["depth"])
-        elif message.get("phase") != "compiling":
+    def progressed(self, progress: Progress) -> None:
+        """A progress message of this run: what it was doing, and where Dynamo was, if it said."""
+        self.doing = progress.message or self.doing
+        if progress.call is not None:
+            self.call = progress.call
+        if progress.tracing is not None:
+            self.tracing = (progress.tracing.line, progress.tracing.depth)
+        elif progress.phase != "compiling":
             self.tracing = None
 
     def diagnosed(self, report: Report) -> None:
@@ -117,10 +116,10 @@ class RunFailures:
             return None
         return failure_report(self.path, self.settings, error, self._torch_version())
 
-    async def child_ended(self, message: dict[str, Any], timeout: float) -> Report:
+    async def child_ended(self, ended: RunEnded, timeout: float) -> Report:
         """The template's "ended" message for a run that sent no report; RunCancelled when the
         run was cancelled."""
-        outcome = message.get("outcome")
+        outcome = ended.outcome
         if outcome not in ("timeout", "cancelled") and (report := self._snippet_took_its_voice()):
             return report
         if outcome == "timeout":
@@ -129,39 +128,36 @@ class RunFailures:
             )
         if outcome == "cancelled":
             raise RunCancelled()
-        if "signal" in message:
-            sig = str(message["signal"])
+        if ended.signal is not None:
+            sig = ended.signal
             hint = " (SIGKILL from outside is most often the kernel's out-of-memory killer)" if sig == "SIGKILL" else ""
             how = f"was killed by {sig}{hint}"
-        elif message.get("returncode") == 0:
+        elif ended.returncode == 0:
             how = "exited before reporting (the snippet called os._exit?)"
         else:
-            how = f"exited with code {message.get('returncode')}"
-        blamed = self._eager_failed_first(message, how) or self._crashed_in_dynamo(message)
+            how = f"exited with code {ended.returncode}"
+        blamed = self._eager_failed_first(ended, how) or self._crashed_in_dynamo(ended)
         if blamed is not None:
             return blamed
         return await self._report("WorkerDied", f"the run's process {how} while {self.doing}{{where}}")
 
-    def _eager_failed_first(self, message: dict[str, Any], how: str) -> Report | None:
+    def _eager_failed_first(self, ended: RunEnded, how: str) -> Report | None:
         """The snippet's error when its eager reference raised on the call the dead run was making
         (or before): a compiled kernel that aborts on an out-of-range index is what eager's
         IndexError looks like once compiled."""
-        eager = message.get("eager_failure")
-        if not isinstance(eager, dict) or not isinstance(eager.get("error"), dict):
+        failed = ended.eager_failed_call
+        if ended.eager_error is None or failed is None or (self.call is not None and failed > self.call):
             return None
-        failed = eager.get("failed_call")
-        if not isinstance(failed, int) or (self.call is not None and failed > self.call):
-            return None
-        error = RunError.from_dict(eager["error"])
+        error = RunError.from_dict(ended.eager_error)
         report = failure_report(self.path, self.settings, error, self._torch_version())
         note = f"the compiled run's process {how} on call {self.call or failed}, where eager raised too"
         return replace(report, notes=(note,))
 
-    def _crashed_in_dynamo(self, message: dict[str, Any]) -> Report | None:
+    def _crashed_in_dynamo(self, ended: RunEnded) -> Report | None:
         """torch.compile's crash, not ours, when the process died of a fault while Dynamo was
         tracing the snippet: a deep recursion takes Dynamo's tracer past the C stack (a plain
         `python` dies the same way), and the stack dump names only torch's frames."""
-        if message.get("signal") not in ("SIGSEGV", "SIGBUS") or self.tracing is None:
+        if ended.signal not in ("SIGSEGV", "SIGBUS") or self.tracing is None:
             return None
         line, depth = self.tracing
         deep = f", at least {depth:,} calls deep" if depth > 1 else ""
@@ -174,7 +170,7 @@ class RunFailures:
         error = RunError(
             kind="compile",
             type="DynamoCrashed",
-            message=f"the run's process was killed by {message['signal']} while Dynamo traced line {line}{deep}{why}",
+            message=f"the run's process was killed by {ended.signal} while Dynamo traced line {line}{deep}{why}",
             line=line,
             detail=self.channel.stderr.since(self.stderr_mark)[-4000:],
         )

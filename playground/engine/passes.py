@@ -26,6 +26,11 @@ class Passes(Wire):
     """What torch's guard filters and skip_guard_eval_unsafe would save the timed call
     (--guard-what-if, key u)."""
 
+    fixes: str = ""
+    """Fixes tried after the run (--try-fixes, the app's key on the Breaks and Recomp panes):
+    "" none, "all" every break site and recompiling function, or one target as "break:LINE" or
+    "recompile:LINE" (playground/worker/run/fixes/)."""
+
     def toggled(self, name: str) -> Passes:
         return replace(self, **{name: not getattr(self, name)})
 

@@ -47,8 +47,11 @@ def test_which_file_is_a_program(text: str, expected: bool) -> None:
 def test_the_run_a_program_asks_for() -> None:
     options = ProgramOptions(args=("--epochs", "2"), max_calls=200, only="Net")
     run = options.run_for("import torch\ntorch.compile(len)\n", ("backend",))
-    assert run is not None and run.args == ("--epochs", "2") and run.max_calls == 200
-    assert run.toggled == ("backend",) and run.only == "Net"
+    assert run is not None
+    assert run.args == ("--epochs", "2")
+    assert run.max_calls == 200
+    assert run.toggled == ("backend",)
+    assert run.only == "Net"
     assert options.run_for("import torch\ntorch.compile(len)\n", (), only="loss_fn").only == "loss_fn"
     assert options.run_for("def fn(x):\n    return x\n", ()) is None  # a snippet stays one
     assert ProgramOptions(forced=True).run_for("def fn(x):\n    return x\n", ()) is not None
@@ -58,8 +61,11 @@ def test_the_run_a_program_asks_for() -> None:
 def test_keys_and_matching() -> None:
     names = ["Net", "Sequential", "Sequential"]
     assert [callable_key(n, i, names) for i, n in enumerate(names, 1)] == ["Net", "Sequential#2", "Sequential#3"]
-    assert matches(None, "Net", 1) and matches("Net", "Net", 1) and matches("Sequential#3", "Sequential", 3)
-    assert not matches("Sequential#3", "Sequential", 2) and not matches("Net", "loss_fn", 2)
+    assert matches(None, "Net", 1)
+    assert matches("Net", "Net", 1)
+    assert matches("Sequential#3", "Sequential", 3)
+    assert not matches("Sequential#3", "Sequential", 2)
+    assert not matches("Net", "loss_fn", 2)
 
 
 def test_a_report_focused_on_one_callable() -> None:
@@ -67,11 +73,13 @@ def test_a_report_focused_on_one_callable() -> None:
     net = focused(report, "Net")
     section = report.callables[0]
     assert (net.graph_count, net.recompile_count, net.calls) == (section.graph_count, section.recompile_count, 10)
-    assert net.equivalence == section.equivalence and net.timings == section.timings
+    assert net.equivalence == section.equivalence
+    assert net.timings == section.timings
     assert {e.function for e in net.explanation.guards} <= {g.function for g in section.guards}
     assert all(d.entry in {r.compile_id for r in section.recompiles} for d in net.explanation.recompiles)
     assert net.callables == report.callables  # the sections stay whole
-    assert focused(report, None) is report and focused(report, "nothing") is report
+    assert focused(report, None) is report
+    assert focused(report, "nothing") is report
     # The headline is the sections' sum, the same focused or not.
     assert words.headline(net).text == words.headline(report).text
 

@@ -190,7 +190,7 @@ def test_a_plain_run_has_no_rank_keys(tmp_path: Path) -> None:
 
 
 def test_gloo_words_and_stack_lines_are_read_once_in_the_worker() -> None:
-    from playground.worker.process.rank_group import stack_line
+    from playground.engine.snippet import snippet_line_in_stack as stack_line
     from playground.worker.run.ranks import collective_trouble, plain_gloo
 
     gloo = (

@@ -163,7 +163,7 @@ async def test_cuda_key_is_disabled_without_cuda_and_works_with_it(snippet: Path
     app = make_app(snippet, engine=FakeEngine(), watch=False)
     async with app.run_test() as pilot:
         await settle(pilot)
-        assert app.check_action("toggle_device", ()) is None
+        assert app.check_action("toggle", ("device",)) is None
         await pilot.press("c")
         assert app.settings.device == "cpu"
     app = make_app(snippet, engine=FakeEngine(hello=dataclasses.replace(HELLO, cuda_available=True)), watch=False)

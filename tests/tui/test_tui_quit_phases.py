@@ -69,13 +69,17 @@ def inputs():
     return [(torch.randn(16, 16),)]
 """
 
-#: Each call sleeps in eager code, so the timing loop runs for many seconds.
+#: Each call sleeps in eager code, so the timing loop runs for many seconds; each call writes its
+#: process's pid down, so the test knows the timing has begun (a process past its first calls)
+#: without reading the status line (a progress line may be replaced before it is drawn).
 SLOW_CALLS = """\
-import time
+import os, time
 import torch
 
 @torch.compiler.disable
 def wait():
+    with open(os.environ["QUIT_TEST_CALLS"], "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
     time.sleep(0.05)
 
 def fn(x):
@@ -183,7 +187,13 @@ def _launch(tmp_path: Path, snippet: str, backend: str, *extra: str) -> tuple[su
         stdout=slave,
         stderr=slave,
         cwd=tmp_path,
-        env={**os.environ, "TERM": "xterm-256color", "PYTHONPATH": str(ROOT), "QUIT_TEST_PIDS": str(pids_file)},
+        env={
+            **os.environ,
+            "TERM": "xterm-256color",
+            "PYTHONPATH": str(ROOT),
+            "QUIT_TEST_PIDS": str(pids_file),
+            "QUIT_TEST_CALLS": str(tmp_path / "calls"),
+        },
         start_new_session=True,
     )
     os.close(slave)
@@ -237,7 +247,7 @@ PHASES = [
     ("a long compile", LONG_COMPILE, "aot_eager", b"compiling call 1", ()),
     ("an Inductor compile", INDUCTOR_COMPILE, "inductor", b"compiling call 1", ()),
     ("a run", LONG_RUN, "eager", b"compiling call 1", ()),
-    ("the timing", SLOW_CALLS, "eager", b"timing eager vs compiled", ()),
+    ("the timing", SLOW_CALLS, "eager", b"compiling call 1", ()),
     ("two ranks compiling", LONG_COMPILE, "aot_eager", b"compiling call 1", ("--ranks", "2")),
     ("a bisection", WRONG_SIN, "inductor", b"equiv FAIL", ()),
 ]
@@ -254,6 +264,16 @@ def reach(phase: str, shown: bytes, app: subprocess.Popen[bytes], master: int, p
         assert pids_file.read_text().strip(), "the snippet's process never started"
     elif phase in ("a long compile", "two ranks compiling"):
         time.sleep(0.5)  # well inside Dynamo's trace of the 8000 ops
+    elif phase == "the timing":  # a process has made more calls than the snippet's one input
+        calls = pids_file.with_name("calls")
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            made = calls.read_text().split() if calls.exists() else []
+            if any(made.count(pid) >= 4 for pid in set(made)):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the timing loop never began")
     elif phase == "an Inductor compile":  # q while a kernel's C++ is being built
         end = time.monotonic() + 120
         while not _compiler_running(app.pid) and time.monotonic() < end:

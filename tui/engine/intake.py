@@ -64,9 +64,13 @@ def visible_report(report: Report) -> Report:
 
 def source_text(data: bytes) -> str:
     """The snippet's bytes as the Source pane shows them: a UTF-8 BOM dropped (Notepad writes
-    one; Python ignores it), lines split where Python splits them (a lone CR too, so the line
-    numbers match torch's), control characters made visible."""
-    text = data.decode("utf-8-sig", errors="replace")
+    one; Python ignores it), then as `shown_text`."""
+    return shown_text(data.decode("utf-8-sig", errors="replace"))
+
+
+def shown_text(text: str) -> str:
+    """Decoded snippet text as the Source pane shows it: lines split where Python splits them
+    (a lone CR too, so the line numbers match torch's), control characters made visible."""
     return visible(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 

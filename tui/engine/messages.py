@@ -1,13 +1,19 @@
 """App-wide messages of the run pipeline: the engine's typed events, posted to the app.
 
 They carry the engine's own typed values (`Report`, `Trace`), already made safe for the
-terminal by `tui.engine.intake`; handlers read fields and convert nothing. Each carries the generation of the run it belongs to; the app drops any whose generation is
-not the newest, which is how a stale result is kept from ever being shown as current.
+terminal by `tui.engine.intake`; handlers read fields and convert nothing. Each carries the
+generation of the run it belongs to; the pipeline drops any whose generation is not the newest,
+which is how a stale result is kept from ever being shown as current.
+
+Every one is a `RunMessage`: Textual hands them all to the app's one `on_run_message`, which
+gives them to the pipeline (`RunPipeline.handle`: one handler per type). A failure of the engine
+is never a message: the pipeline sees the worker's failure and handles it there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -17,15 +23,23 @@ from playground.engine.report import Report
 from playground.engine.settings import Settings
 
 
+class RunMessage(Message):
+    """A message of the run pipeline: every subclass is handled by `on_run_message`."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.handler_name = "on_run_message"
+
+
 @dataclass
-class WorkerReady(Message):
+class WorkerReady(RunMessage):
     """The torch worker answered its handshake."""
 
     hello: WorkerHello
 
 
 @dataclass
-class WorkerRestarted(Message):
+class WorkerRestarted(RunMessage):
     """The engine replaced a worker that died or timed out."""
 
     generation: int
@@ -33,12 +47,12 @@ class WorkerRestarted(Message):
 
 
 @dataclass
-class SnippetChanged(Message):
+class SnippetChanged(RunMessage):
     """The watcher saw a (debounced) change to the snippet file."""
 
 
 @dataclass
-class RunStarted(Message):
+class RunStarted(RunMessage):
     """A run of `generation` has the engine and is under way."""
 
     generation: int
@@ -46,7 +60,7 @@ class RunStarted(Message):
 
 
 @dataclass
-class Progress(Message):
+class Progress(RunMessage):
     """Where the run is: its step, and call k of n while compiling."""
 
     generation: int
@@ -61,7 +75,7 @@ class Progress(Message):
 
 
 @dataclass
-class DiagnosticsReady(Message):
+class DiagnosticsReady(RunMessage):
     """Breaks, guards and recompiles are known; equivalence and timings still running."""
 
     generation: int
@@ -69,18 +83,10 @@ class DiagnosticsReady(Message):
 
 
 @dataclass
-class RunFinished(Message):
+class RunFinished(RunMessage):
     """The complete report (errors included: they are data), and torch's structured trace
     when the run asked for one (written to a file, never kept with the report)."""
 
     generation: int
     report: Report = field(repr=False)
     trace: Trace | None = field(default=None, repr=False)
-
-
-@dataclass
-class RunFailed(Message):
-    """The engine itself raised: no report exists for this run."""
-
-    generation: int
-    message: str

@@ -7,11 +7,22 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from textual.actions import parse
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from playground.engine.hello import ConfigKey, WorkerHello
-from playground.engine.settings import COMMON_CONFIG, CORE_BACKENDS, STANCES, Settings, parse_config_assignment
+from playground.engine.settings import COMMON_CONFIG, STANCES, Settings, parse_config_assignment
 from tui.keys.table import KEYS, Key
+from tui.run.toggles import cycle_backends
+
+#: What the palette asks `check_action` before it offers a setting: may settings change now.
+SETTINGS_ACTION = ("toggle", ("backend",))
+
+
+def enabled(app: Any, action: str) -> bool:
+    """Whether `app` would run `action` now (a key's action string, parameters and all)."""
+    _, name, parameters = parse(action)
+    return app.check_action(name, parameters) is True
 
 
 class KeyCommands(Provider):
@@ -19,7 +30,7 @@ class KeyCommands(Provider):
 
     def _keys(self) -> list[Key]:
         # Disabled actions (cuda without cuda) are left out rather than failing when chosen.
-        return [k for k in KEYS if self.app.check_action(k.action.split("(")[0], ()) is True]
+        return [k for k in KEYS if enabled(self.app, k.action)]
 
     def _run(self, key: Key):
         return partial(self.app.run_action, key.action)
@@ -39,14 +50,6 @@ class KeyCommands(Provider):
                 yield Hit(score, matcher.highlight(key.title), self._run(key), help=self._help(key))
 
 
-def cycle_backends(hello: WorkerHello | None) -> tuple[str, ...]:
-    """What `b` cycles: the backends that work wherever torch runs (eager, aot_eager,
-    inductor), and cudagraphs when the worker says CUDA is available. The others torch
-    registers (tvm, openxla, onnxrt…) mostly need packages a machine lacks: palette only."""
-    cuda = hello is not None and hello.cuda_available
-    return (*CORE_BACKENDS, *(("cudagraphs",) if cuda else ()))
-
-
 def palette_backends(hello: WorkerHello | None) -> tuple[str, ...]:
     """Every backend the palette offers: the cycled ones, then the rest the worker registers."""
     registered = list(hello.backends) if hello is not None else []
@@ -59,7 +62,7 @@ class BackendCommands(Provider):
 
     def _choices(self) -> list[tuple[str, str, Any]]:
         app: Any = self.app
-        if app.check_action("cycle_backend", ()) is not True:
+        if app.check_action(*SETTINGS_ACTION) is not True:
             return []
         hello = getattr(app, "hello", None)
         cycled = cycle_backends(hello)
@@ -76,13 +79,13 @@ class BackendCommands(Provider):
         return choices
 
     def _use(self, name: str) -> None:
+        # The pipeline's `set`, as `b` reaches it: marked toggled, so it replaces a program's own.
         app: Any = self.app
         if app.settings.backend == name:
             return
         if name not in cycle_backends(app.hello):
             app.notify(f"backend {name}: not one that b cycles; running it…", timeout=4)
-        app.settings = replace(app.settings, backend=name)
-        app.request_run("backend changed")
+        app.pipeline.set("backend", replace(app.settings, backend=name))
 
     async def discover(self) -> Hits:
         for title, help_text, run in self._choices():
@@ -113,7 +116,7 @@ class SwitchCommands(Provider):
     worker checks the key and type against its torch and says so if they are wrong."""
 
     def _enabled(self) -> bool:
-        return self.app.check_action("cycle_backend", ()) is True
+        return self.app.check_action(*SETTINGS_ACTION) is True
 
     def _choices(self) -> list[tuple[str, str, Any]]:
         app: Any = self.app
@@ -177,9 +180,7 @@ class SwitchCommands(Provider):
 
     def _apply(self, settings: Settings, what: str) -> None:
         app: Any = self.app
-        if settings != app.settings:
-            app.settings = settings
-            app.request_run(what)
+        app.pipeline.set(what, settings)
 
     def _use(self, key: str, value: Any) -> None:
         app: Any = self.app

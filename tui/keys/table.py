@@ -1,5 +1,9 @@
 """Every key of the app in one table: the bindings, the footer, the help screen, the command
-palette and the README's key table are all built from it, so they cannot disagree."""
+palette and the README's key table are all built from it, so they cannot disagree.
+
+A toggle key's action is `toggle('NAME')`: the pipeline's one `toggle` verb, with NAME's step in
+`tui/run/toggles.py`. The palette runs the same action string as the key, so both reach the run
+by one route."""
 
 from __future__ import annotations
 
@@ -132,7 +136,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "f",
-        "toggle_fullgraph",
+        "toggle('fullgraph')",
         "fullgraph",
         "Toggle fullgraph",
         "fullgraph=True refuses any graph break (raises) instead of splitting the graph",
@@ -140,7 +144,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "d",
-        "cycle_dynamic",
+        "toggle('dynamic')",
         "dynamic",
         "Cycle dynamic",
         "auto (None: static first, dynamic after a shape change), then true, then false",
@@ -148,7 +152,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "b",
-        "cycle_backend",
+        "toggle('backend')",
         "backend",
         "Cycle backend",
         "eager, aot_eager, inductor (and cudagraphs with CUDA); the worker's other registered "
@@ -157,7 +161,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "m",
-        "cycle_mode",
+        "toggle('mode')",
         "mode",
         "Cycle mode",
         "default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs (Inductor only)",
@@ -165,7 +169,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "c",
-        "toggle_device",
+        "toggle('device')",
         "device",
         "Switch device",
         "cpu or cuda; cuda only when the worker reports it available",
@@ -173,7 +177,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "n",
-        "cycle_ranks",
+        "toggle('ranks')",
         "ranks",
         "Cycle ranks",
         "1, 2 or 4 processes joined by torch.distributed as torchrun joins them (gloo on CPU): each "
@@ -182,7 +186,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "k",
-        "toggle_kernels",
+        "toggle('kernels')",
         "kernels",
         "Profile kernels",
         "profile Inductor's kernels in every run from now on, rerunning at once (off by default: it "
@@ -192,7 +196,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "u",
-        "toggle_guard_what_if",
+        "toggle('guard_what_if')",
         "what-if",
         "Guard what-if",
         "measure in every run from now on what torch's unsafe guard switches would save the timed "
@@ -202,13 +206,24 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "o",
-        "cycle_toggle_target",
+        "pick",
         "one callable",
         "One callable",
         "for a program (a file that calls torch.compile itself): which compiled callable the panes "
         "show and the setting keys act on, every one (the totals) or each in turn; the others keep "
         "the program's own arguments. Across ranks: which rank the panes show",
         "toggle-target",
+    ),
+    Key(
+        "F",
+        "try_fixes",
+        "fixes",
+        "Try fixes",
+        "on the Breaks or Recomp pane: the remedies torch offers for its sites (the line cursor's, when "
+        "it is on one), each a variant run of this save with your file untouched, rows filling in as "
+        "each ends: what it removes, values and gradients, prints, speedup; a toggles a config or "
+        "dynamic one on the session and reruns; escape cancels",
+        "try-fixes",
     ),
     Key(
         "s",

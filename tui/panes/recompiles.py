@@ -102,13 +102,21 @@ def _explained(report: Report) -> list[RenderableType]:
     title = f"{plural(report.recompile_count, 'recompile')}"
     if len(functions) == 1 and functions[0]:
         title += f" of {functions[0]}"
-    parts: list[RenderableType] = [
-        Text(f"{title}  (was: what the failed entry holds, now: what arrived)", style=WARN),
-        _recompile_table(explained.recompile_rows(report), many_functions=len(functions) > 1),
-    ]
-    for row in explained.recompile_rows(report):
+    rows = explained.recompile_rows(report)
+    changed = tuple(row for row in rows if row.change)
+    parts: list[RenderableType] = [Text(title, style=WARN)]
+    if changed:
+        parts[0].append("  (was: what the failed entry holds, now: what arrived)", style=WARN)
+        parts.append(_recompile_table(changed, many_functions=len(functions) > 1))
+    # A guard that failed with no value that changed (the backend, a global's identity): torch
+    # gives no was/now, so a row of the table would be all "?" and its long guard would wrap down
+    # the pane. One line each instead, cut to the width; Logs has the guard in full.
+    parts.extend(_guard_line(row) for row in rows if not row.change)
+    for row in rows:
         if row.note:
-            parts.append(Text(f"call {row.call or '?'} {row.arg or row.guard}: torch: {row.note}", style=DIM))
+            parts.append(
+                Text(f"{f'call {row.call} ' if row.call else ''}{row.arg or row.guard}: torch: {row.note}", style=DIM)
+            )
     parts.extend(limit_hints(report))
     if ex.calls:
         parts.append(Text(f"\n{explained.CALLS_TITLE}", style=HEADING))
@@ -119,6 +127,21 @@ def _explained(report: Report) -> list[RenderableType]:
             calls.add_row("", styled(line))
         parts.append(calls)
     return parts
+
+
+def _guard_line(row: explained.RecompileRow) -> Text:
+    """`call 3  entry 1  failed: GUARD  line 12`, on one line whatever the guard's length."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if row.call:
+        text.append(f"call {row.call}  ")
+    if row.function:
+        text.append(f"{row.function}  ")
+    text.append(f"entry {row.entry}  " if row.entry else "limit  ", style=DIM)
+    if row.line:
+        text.append(f"line {row.line}  ", style=DIM)
+    text.append("failed: ", style=WARN)
+    text.append(row.guard or row.what or "?")
+    return text
 
 
 def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions: bool) -> WordTable:
@@ -132,7 +155,7 @@ def _recompile_table(rows: tuple[explained.RecompileRow, ...], *, many_functions
     for row in rows:
         was, now = (row.was, row.now) if row.change else ("", "failed")
         failed = " ".join(row.failed) if len(row.failed) <= 2 else f"{len(row.failed)} entries"
-        line = [str(row.call or "?")] + ([row.function] if many_functions else [])
+        line = [str(row.call or "")] + ([row.function] if many_functions else [])  # a program: no call index
         # "limit": the column is narrow at 80 columns; the limit banner above says it in full.
         line += [row.entry or "limit", row.what or "?", was or "?", now or "?", str(row.line or ""), failed]
         cells.append(line)

@@ -9,12 +9,14 @@ the kernels of that line.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from playground.engine.program import callable_key
 from playground.engine.report import GraphBreak, Recompile, Report, RunError
 from playground.engine.wording import compiled
 from playground.engine.wording.errors import FULL_WIDTH
@@ -88,8 +90,15 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def first_mark(report: Report | None, error: RunError | None) -> int | None:
-    """The line to bring into view: the error's, else the first break's."""
+def first_mark(report: Report | None, error: RunError | None, picked: str | None = None) -> int | None:
+    """The line to bring into view: the compiled callable `o` picked (where the program made
+    it, when in this file), else the error's, else the first break's."""
+    if picked is not None and report is not None and report.kind == "program":
+        names = [made.name for made in report.callables]
+        for made in report.callables:
+            same_file = not made.file or not report.snippet or PurePath(made.file).name == PurePath(report.snippet).name
+            if callable_key(made.name, made.index, names) == picked and made.line and same_file:
+                return made.line
     if error is not None and error.line:
         return error.line
     lines = [site.line for site in (report.graph_breaks if report else ()) if site.line]

@@ -14,6 +14,11 @@ def is_good(report: Report) -> bool:
     return report.error is None or refused_break(report) is not None
 
 
+def has_findings(report: Report) -> bool:
+    """A complete program's report with its compiled callables: worth showing whatever ended it."""
+    return report.kind == "program" and report.stage == "complete" and bool(report.callables)
+
+
 def short_error(report: Report) -> str:
     """The error for the summary bar: who failed, where, and the exception type; the full
     message is in the source and output panes."""
@@ -59,12 +64,13 @@ class RunResults:
         return self.good
 
     def arrived(self, report: Report, generation: int) -> bool:
-        """A report of the newest run (diagnostics or final); True when it is a good one."""
+        """A report of the newest run (diagnostics or final); True when it is a good one. A
+        program that ended in its own error still made its findings (sections, values, times):
+        the panes show them, while the summary says the error."""
         self.attempt = report
-        if is_good(report):
+        if is_good(report) or has_findings(report):
             self.good, self.good_generation = report, generation
-            return True
-        return False
+        return is_good(report)
 
     def failed(self, report: Report) -> None:
         """The engine itself failed: `report` holds only the error."""

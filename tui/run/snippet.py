@@ -22,7 +22,7 @@ from playground.engine.snippet import (
     unreadable_run,
 )
 from playground.engine.snippet_settings import SnippetSettings, layered_settings, read_snippet_settings
-from tui.engine.intake import sha256, source_text
+from tui.engine.intake import sha256, shown_text, source_text
 
 
 class ShownSnippet:
@@ -60,11 +60,15 @@ class ShownSnippet:
             self.text, self.sha = "", ""
             self._read_settings("")
             return True
-        self.text, self.sha = source_text(data), sha256(data)
+        # The save's bytes are decoded and hashed once, by the engine's reader; only bytes it
+        # cannot run (not UTF-8) are decoded again here, with replacements, to be shown.
         try:
             self._source = snippet_from_bytes(self.path, data)
         except SnippetError as exc:
             self._unreadable = exc
+            self.text, self.sha = source_text(data), exc.sha256 or sha256(data)
+        else:
+            self.text, self.sha = shown_text(self._source.text), self._source.sha256
         self._read_settings(self._source.text if self._source is not None else self.text)
         return True
 

@@ -28,7 +28,7 @@ from tui.panes.source import first_mark
 from tui.run.compare import BeforeAfter, changes_text, render_since
 from tui.run.findings import refused_break
 from tui.run.view import View
-from tui.widgets import line_cursor
+from tui.screens.cursor_keys import LineCursorKeys
 from tui.widgets.deck import PaneDeck, TabBar
 from tui.widgets.display import Bar, PaneView, SteadyFooter
 from tui.widgets.summary_bar import FittedSettings, FittedSummary, ProgramToggles, title_text
@@ -55,7 +55,7 @@ _ATTEMPT: dict[str, Callable[[Report], RenderableType]] = {
 }
 
 
-class MainScreen(Screen[None]):
+class MainScreen(LineCursorKeys, Screen[None]):
     """Shows `view`; rebuilt whole on each new value, inside one batch update."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]
@@ -133,7 +133,7 @@ class MainScreen(Screen[None]):
     def _follow_marks(self, view: View) -> None:
         """Scroll the source to the error or first break when those change (not on every
         update: the user's own scrolling wins until the next finding)."""
-        anchor = first_mark(view.report, view.error)
+        anchor = first_mark(view.report, view.error, view.toggle_target)
         key = (anchor, view.source)
         if key == self._anchor:
             return
@@ -185,74 +185,17 @@ class MainScreen(Screen[None]):
             console.render_lines(self._render_source(view, until), console.options.update_width(width), pad=False)
         )
 
-    # --- the line cursor ----------------------------------------------------------------------
-
-    @property
-    def line_cursor_focused(self) -> bool:
-        """The cursor is shown and its Source pane has the focus: the arrows move it. (On a
-        wide screen Source is always in view; with another pane focused they scroll that.)"""
-        if self.line_cursor is None:
-            return False
-        if self.is_wide:
-            return self.focused is self.query_one("#side-source", PaneView)
-        return self.deck.current == "source"
-
-    def toggle_line_cursor(self) -> None:
-        """Show the line cursor (where it was last, else on the first kernel's line), or hide it."""
-        if self.line_cursor is not None:
-            self._cursor_home, self.line_cursor = self.line_cursor, None
-            return
-        view = self.view
-        home = self._cursor_home or line_cursor.start(view.report, view.error)
-        self.line_cursor = line_cursor.moved(home, 0, view.source)
-
-    def move_line_cursor(self, step: int) -> None:
-        if self.line_cursor is not None:
-            self.line_cursor = line_cursor.moved(self.line_cursor, step, self.view.source)
-
-    _cursor_drawing = False
-
-    def watch_line_cursor(self) -> None:
-        # Drawn once the keys already queued are handled: a held arrow moves the cursor many
-        # lines for one drawing of the pane, which costs tens of ms (the whole snippet again).
-        if self._ready and not self._cursor_drawing:
-            self._cursor_drawing = True
-            self.app.call_after_refresh(self._draw_cursor)
-
-    def _draw_cursor(self) -> None:
-        self._cursor_drawing = False
-        self._show_source(self.view)
-        if self.line_cursor is not None:
-            self.call_after_refresh(self._cursor_into_view)
-
-    def _cursor_into_view(self) -> None:
-        """Scroll the Source pane as little as brings the cursor's line and its rows into view
-        (its line first, when they are taller than the pane)."""
-        line = self.line_cursor
-        if line is None:
-            return
-        if self.is_wide:
-            side = self.query_one("#side-source", PaneView)
-            strips, height, top_now = side.rendered(), side.scrollable_content_region.height, side.scroll_y
-            scroll = lambda top: side.scroll_to(y=top, animate=False, immediate=True)  # noqa: E731
-        else:
-            deck = self.deck
-            if deck.current != "source":
-                return
-            strips, height, top_now = deck.rendered("source"), deck.scrollable_content_region.height, deck.scroll_y
-            scroll = lambda top: deck.scroll_pane_to("source", top)  # noqa: E731
-        block = line_cursor.rows(strips, line)
-        if block is None or height <= 0:
-            return
-        top, bottom = block
-        if top < top_now:
-            scroll(top)
-        elif bottom > top_now + height:
-            scroll(top if bottom - top > height else bottom - height)
-
     async def on_tab_bar_chosen(self, event: TabBar.Chosen) -> None:
         # What the pane's key does (the Code tab also asks the worker for Dynamo's code).
         await self.run_action(f"app.show_pane({event.pane!r})")
+
+    def fixes_kind(self) -> str | None:
+        """What `F` tries fixes for here: "break" on the Breaks pane (the deck's, or the side
+        one with the focus), "recompile" on the Recomp pane, else None."""
+        pane = self.deck.current
+        if self.is_wide and self.focused is not None and self.focused.id == "side-breaks":
+            pane = "breaks"
+        return {"breaks": "break", "recompiles": "recompile"}.get(pane)
 
     def show_pane(self, pane: str) -> None:
         """Bring `pane` into view (on wide screens the side panes are always in view: focus)."""

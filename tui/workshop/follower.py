@@ -17,22 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from playground.engine.session import PublishedRun, SessionReader, fork_path, write_new_file
 from playground.engine.settings import Settings
-from playground.engine.textsafe import visible
 from tui.keys.table import FOLLOW_BINDINGS
 from tui.panes.common import DIM
 from tui.run.view import View
 from tui.screens.history import HistoryScreen
 from tui.screens.main import MainScreen
 from tui.widgets.display import Bar
+from tui.widgets.notify import SafeNotify
 from tui.workshop.follower_state import Following
 
 #: Seconds between two looks at the session folder: the newest run is on screen at most this
@@ -139,7 +138,7 @@ class ForkConfirm(ModalScreen[str]):
         self.dismiss(choice)
 
 
-class FollowApp(App[Fork | None]):
+class FollowApp(SafeNotify[Fork | None]):
     """Follows the session folder `session`; forks go to `directory`. Returns the `Fork` made,
     or None when the user quit."""
 
@@ -183,18 +182,6 @@ class FollowApp(App[Fork | None]):
         self.set_interval(self._poll_s, self.poll)
         self.set_interval(ALIVE_S, self._check_alive)
         self.call_later(self.poll)
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = False,
-    ) -> None:
-        """Notifications quote file names: control characters shown, no markup."""
-        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup)
 
     def show(self) -> None:
         """Draw the shown run and the follow bar."""

@@ -28,6 +28,7 @@ from playground.engine.report.explanation import (
     Specialization,
     SymbolGuard,
 )
+from playground.engine.report.fixes import FIX_EQUIVALENCE, Fix, FixAdvice, FixAfter, FixTarget
 from playground.engine.report.graphs import Graph
 from playground.engine.report.guard_cost import EntryGuardCount, GuardCost
 from playground.engine.report.guard_what_if import FilterPreview, GuardWhatIf
@@ -46,6 +47,11 @@ from playground.engine.report.wire import STRICT_ENV, Wire, WireTypeError, stric
 from playground.engine.report.worker_info import WorkerInfo
 
 __all__ = [
+    "FIX_EQUIVALENCE",
+    "Fix",
+    "FixAdvice",
+    "FixAfter",
+    "FixTarget",
     "DdpBuckets",
     "Divergence",
     "CompiledCallable",

@@ -11,6 +11,7 @@ from playground.engine.report.dynamo_code import DynamoCode
 from playground.engine.report.equivalence import Equivalence
 from playground.engine.report.error import RunError
 from playground.engine.report.explanation import Explanation
+from playground.engine.report.fixes import Fix, FixAdvice
 from playground.engine.report.graphs import Graph
 from playground.engine.report.guard_cost import GuardCost
 from playground.engine.report.guard_what_if import GuardWhatIf
@@ -109,6 +110,10 @@ class Report(Wire):
     divergence: tuple[Divergence, ...] = wire((), omit=_one_process)
     #: A DDP-wrapped target's graphs as DDP's optimizer cut them; absent for any other target.
     ddp_buckets: DdpBuckets | None = wire(None, omit=absent_if_none("ddp_buckets"))
+    #: Fixes tried (--try-fixes; the app's key on the Breaks and Recomp panes): each remedy's
+    #: variant run, best first; and the targets no remedy removed, with torch's documented rewrite.
+    fixes: tuple[Fix, ...] = wire((), omit=absent_if_empty("fixes"))
+    fix_advice: tuple[FixAdvice, ...] = wire((), omit=absent_if_empty("fix_advice"))
 
     @property
     def equivalence_word(self) -> str:

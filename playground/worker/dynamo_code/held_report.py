@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import replace
 from typing import Any
 
+from playground.engine.events import Progress
 from playground.engine.lines import encode
 from playground.engine.report import DynamoCode, Report
 from playground.worker.run.spine.request import WorkerRequest
@@ -77,14 +78,8 @@ class CodeRun:
 
     def progress(self) -> dict[str, Any]:
         """What the client shows while the code child runs."""
-        return {
-            "event": "progress",
-            "id": self.request.id,
-            "phase": "dynamo_code",
-            "call": None,
-            "calls": None,
-            "message": "collecting the code Dynamo wrote: the snippet runs again under depyf",
-        }
+        words = "collecting the code Dynamo wrote: the snippet runs again under depyf"
+        return Progress("dynamo_code", message=words, run_id=self.request.id).to_dict()
 
     def held(self) -> dict[str, Any] | None:
         """The run's report message as its child wrote it; None when it wrote none (it died,

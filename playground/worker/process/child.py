@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from playground.engine.events import Progress
 from playground.engine.lines import encode, sanitize
 from playground.engine.report import Report, RunError, WorkerInfo
 from playground.worker.dynamo_code.held_report import write_json
@@ -136,11 +137,11 @@ def code_child(inherited: Inherited, request: WorkerRequest, parent: int) -> Non
         run_id = request.id
 
         def emit(event: dict[str, Any]) -> None:
-            if event.get("event") == "progress":  # the run is past its calls: say whose these are
-                words = f"depyf: {event.get('message', '')}"
-                call, calls = event.get("call"), event.get("calls")
-                progress = {"phase": "dynamo_code", "call": call, "calls": calls, "message": words}
-                channel.send(sanitize({"event": "progress", "id": run_id, **progress}))
+            progress = Progress.from_dict(event)
+            if progress is not None:  # the run is past its calls: say whose these are
+                words = f"depyf: {progress.message}"
+                ours = replace(progress, phase="dynamo_code", message=words, tracing=None, run_id=run_id)
+                channel.send(sanitize(ours.to_dict()))
 
         with OutputCapture():  # the snippet's output was the run's, already in its report
             result = collect(inherited.capturer, request, emit)

@@ -13,6 +13,7 @@ import ctypes.util
 import os
 import signal
 import time
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -134,3 +135,20 @@ def _is_zombie(pid: int) -> bool:
     except OSError:
         return True
     return stat[stat.rfind(b")") + 2 :][:1] == b"Z"
+
+
+def ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
+    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status.
+    `dumping`: it ended after its timeout's stack dump began, where a fault is the dump's
+    (child.dump_after), and the run's outcome is the timeout it was about to have."""
+    _, wait_status = os.waitpid(pid, 0)
+    status: dict[str, Any] = {"pid": pid}
+    if os.WIFSIGNALED(wait_status):
+        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+    else:
+        status["returncode"] = os.WEXITSTATUS(wait_status)
+    if killed_for:
+        return killed_for, status
+    if dumping and status.get("signal") in ("SIGSEGV", "SIGBUS"):
+        return "timeout", status
+    return ("ok" if status.get("returncode") == 0 else "died"), status

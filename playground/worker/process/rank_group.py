@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -32,6 +31,7 @@ from typing import Any, Protocol
 from playground.engine import ranks as rank_reports
 from playground.engine.ranks import Launch
 from playground.engine.report import Report, RunError
+from playground.engine.snippet import snippet_line_in_stack
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, run_child
@@ -234,7 +234,7 @@ class RankGroup:
                 text = fh.read(1 << 20)
         except OSError:
             return None
-        return stack_line(text, self.request.run.path)
+        return snippet_line_in_stack(text, self.request.run.path)
 
     def close(self) -> None:
         procs.kill_all(self.pids)
@@ -401,14 +401,3 @@ def _ranks(ranks_: list[int]) -> str:
     if len(ranks_) == 1:
         return f"rank {ranks_[0]}"
     return "ranks " + ", ".join(map(str, ranks_[:-1])) + f" and {ranks_[-1]}"
-
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def stack_line(text: str, path: str) -> int | None:
-    """The innermost line of `path` in a faulthandler dump (most recent call first)."""
-    for match in _FRAME.finditer(text):
-        if os.path.abspath(match.group("file")) == os.path.abspath(path):
-            return int(match.group("line"))
-    return None

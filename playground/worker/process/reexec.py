@@ -10,13 +10,14 @@ import sys
 import tempfile
 from typing import Any
 
+from playground.engine.events import Progress
 from playground.worker.process.channel import Channel
 from playground.worker.run.spine.request import WorkerRequest
 
 
 def progress(run_id: Any, message: str, phase: str = "loading") -> dict[str, Any]:
     """A progress event the template sends for a run (its own work on the run's behalf)."""
-    return {"event": "progress", "id": run_id, "phase": phase, "call": None, "calls": None, "message": message}
+    return Progress(phase, message=message, run_id=run_id).to_dict()
 
 
 def restart_unwarmed(channel: Channel, switch: str, requests: list[WorkerRequest], reason: str = "") -> None:

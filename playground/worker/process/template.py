@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import signal
 import sys
 import time
 from collections import deque
@@ -14,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
+from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
-from playground.worker.process import preimport, procs, reexec, warmup
+from playground.worker.process import fix_lanes, preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.rank_group import RankGroup
@@ -70,6 +70,8 @@ class Template:
         self.references: Forked | None = None
         #: The run across ranks in progress (rank_group.py), while it runs.
         self.group: RankGroup | None = None
+        #: The run trying fixes (fix_lanes.py), while its variants run.
+        self.lanes: fix_lanes.FixLanes | None = None
         self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
         #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
         #: did: for measuring what isolation costs, never for use (runs leak into each other).
@@ -102,30 +104,9 @@ class Template:
             self.spare.drop()
             reexec.restart_unwarmed(self.channel, "COMPILE_PLAYGROUND_WARMUP", [])
         self.requests.pending.extend(reexec.requeued())
-        hello = self._hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok)
+        hello = _hello(round(time.perf_counter() - started - warm_s, 3), warm_s, fork_ok, self.isolated)
         self.channel.send({"event": "hello", **hello.to_dict()})
         self._fork_spare()
-
-    def _hello(self, import_s: float, warm_s: float, fork_ok: bool) -> WorkerHello:
-        import torch
-
-        from playground.worker import compat
-        from playground.worker.run.spine import switches
-
-        return WorkerHello(
-            torch_version=torch.__version__,
-            cuda_available=bool(torch.cuda.is_available()),
-            backends=tuple(compat.list_backends()),
-            config_keys=switches.catalog(),
-            pid=os.getpid(),
-            python=sys.version.split()[0],
-            import_s=import_s,
-            warm_s=round(warm_s, 3),
-            isolation="fork" if self.isolated else "none",
-            fork_ok=fork_ok,
-            threads=_thread_count(),
-            rss_mb=round(rss_mb(), 1),
-        )
 
     def warm(self, backend: str) -> float:
         """The warm-up run (warmup.warm) here; its seconds."""
@@ -172,7 +153,8 @@ class Template:
 
     def _reference_pids(self) -> list[int]:
         own = self.references.pids if self.references is not None else []
-        return [*own, *(self.group.pids if self.group is not None else [])]
+        lanes = self.lanes.pids if self.lanes is not None else []
+        return [*own, *(self.group.pids if self.group is not None else []), *lanes]
 
     def _run(self, request: WorkerRequest) -> None:
         unsigned = self.channel.expect(request)
@@ -181,11 +163,36 @@ class Template:
             self._warm_inductor(request)
         if self.isolated and (request.run.settings.ranks > 1 or self.launch is not None):
             outcome, status = self._ranks(unsigned)
-            self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
+            self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
             self.stragglers.sweep(grace=outcome != "ok")
             if not request.run.last and not self.requests.shutdown:
                 self._fork_spare()
             return
+        if fix_lanes.asked(request, self.isolated):
+            outcome, status = self._with_fixes(request)
+        else:
+            outcome, status = self._one(request, unsigned)
+        self.channel.send(RunEnded.of(outcome, status, run_id).to_dict())
+        if not self.isolated:
+            return
+        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
+        # is given its grace.
+        self.stragglers.sweep(grace=outcome != "ok")
+        if not request.run.last and not self.requests.shutdown:  # a one-shot check has no next run to warm a child for
+            # The libraries it imported, for the next run.
+            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
+            self._fork_spare()
+
+    def _with_fixes(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """The run, then a variant per remedy (fix_lanes.py)."""
+        self.lanes = fix_lanes.FixLanes(self, request, self._first)
+        try:
+            return self.lanes.run()
+        finally:
+            self.lanes = None
+
+    def _one(self, request: WorkerRequest, unsigned: WorkerRequest) -> tuple[str, dict[str, Any]]:
+        """The run (and the code child, when asked): its outcome and status."""
         code = CodeRun.asked(request)
         try:
             run = request if code is None else code.run_request()
@@ -200,23 +207,14 @@ class Template:
                 if eager is not None:
                     status = {**status, "eager_failure": eager}
             if code is not None:
-                outcome, status = self._with_code(code, outcome, status)
+                outcome, status = _with_code(self, code, outcome, status)
         finally:
             if self.references is not None:
                 self.references.close()
                 self.references = None
             if code is not None:
                 code.close()
-        self.channel.send({"event": "ended", "id": run_id, "outcome": outcome, **status})
-        if not self.isolated:
-            return
-        # The snippet's leftovers (a Popen never waited on), and a killed run's compiler, which
-        # is given its grace.
-        self.stragglers.sweep(grace=outcome != "ok")
-        if not request.run.last and not self.requests.shutdown:  # a one-shot check has no next run to warm a child for
-            # The libraries it imported, for the next run.
-            preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
-            self._fork_spare()
+        return outcome, status
 
     def _ranks(self, request: WorkerRequest) -> tuple[str, dict[str, Any]]:
         """A run across ranks (rank_group.py): every rank forked from here, rank 0 in the spare
@@ -249,32 +247,10 @@ class Template:
                 main(self.inherited(), request, parent)
         self.child = pid
         # Only the run's child dumps its stack before the timeout (child.dump_after).
-        outcome, status = self._wait_child(pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
+        outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
         self.child = None
         # A child killed mid-write leaves half a line in the pipe: end it, the client skips it.
         self.channel.send_bytes(b"\n")
-        return outcome, status
-
-    def _with_code(self, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The run's held report sent, with the code Dynamo wrote from a second child
-        when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
-        the second child cancels the run; its failure costs only the code."""
-        held = code.held()
-        if held is None or outcome == "cancelled":
-            return outcome, status  # no report to send, or nobody waits for it
-        from playground.worker import compat
-
-        fields = code.without_child(held, self.isolated, compat.depyf_version())
-        if outcome != "ok":
-            fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
-        if fields is None:
-            self.channel.send(code.progress())
-            request = code.code_request()
-            code_outcome, code_status = self._child(request, code_child, spare=False)
-            if code_outcome == "cancelled":
-                return code_outcome, code_status
-            fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
-        self.channel.send(code.merged(held, *fields))
         return outcome, status
 
     def _warm_inductor(self, request: WorkerRequest) -> None:
@@ -292,34 +268,6 @@ class Template:
                 )
         self.inductor_warm = True
 
-    def _wait_child(
-        self, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
-    ) -> tuple[str, dict[str, Any]]:
-        pidfd = os.pidfd_open(pid)
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        killed_for = ""
-        try:
-            while True:
-                readable = self.stragglers.select([self.channel.in_fd, pidfd], deadline)
-                if pidfd in readable:
-                    break
-                if self.channel.in_fd in readable:
-                    stop = False
-                    for message in self.channel.read_available():
-                        stop = self.requests.accept(message, running_id=run_id) or stop
-                    if (stop or self.channel.eof) and not killed_for:
-                        killed_for = "cancelled"
-                        procs.kill_all([pid])
-                elif deadline is not None and time.monotonic() >= deadline and not killed_for:
-                    killed_for = "timeout"
-                    procs.kill_all([pid])
-                    deadline = None
-        finally:
-            os.close(pidfd)
-        dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
-        return _ended(pid, killed_for, dumping)
-
     def shutdown(self) -> None:
         """Kill every process below the template at once: the run, its references, the spare,
         what the snippet started, and a compiler (its unfinished file in Inductor's cache
@@ -335,25 +283,93 @@ class Template:
         if self.references is not None:
             self.references.close()
             self.references = None
+        if self.lanes is not None:
+            self.lanes.close()  # the variants and their references, reaped, their folder removed
+            self.lanes = None
         self.spare.drop()
         self.stragglers.settle(_inductor_cache_dir())
 
 
+def _hello(import_s: float, warm_s: float, fork_ok: bool, isolated: bool) -> WorkerHello:
+    """The handshake: what this worker's torch is and can do, and what starting it took."""
+    import torch
+
+    from playground.worker import compat
+    from playground.worker.run.spine import switches
+
+    return WorkerHello(
+        torch_version=torch.__version__,
+        cuda_available=bool(torch.cuda.is_available()),
+        backends=tuple(compat.list_backends()),
+        config_keys=switches.catalog(),
+        pid=os.getpid(),
+        python=sys.version.split()[0],
+        import_s=import_s,
+        warm_s=round(warm_s, 3),
+        isolation="fork" if isolated else "none",
+        fork_ok=fork_ok,
+        threads=_thread_count(),
+        rss_mb=round(rss_mb(), 1),
+    )
+
+
+def _with_code(template: Template, code: CodeRun, outcome: str, status: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The run's held report sent, with the code Dynamo wrote from a second child
+    when the run ended well (dynamo_code/held_report.py); the outcome the run ends with. A cancel during
+    the second child cancels the run; its failure costs only the code."""
+    held = code.held()
+    if held is None or outcome == "cancelled":
+        return outcome, status  # no report to send, or nobody waits for it
+    from playground.worker import compat
+
+    fields = code.without_child(held, template.isolated, compat.depyf_version())
+    if outcome != "ok":
+        fields = [], f"depyf failed: not run, as the report's run ended {outcome} after its report"
+    if fields is None:
+        template.channel.send(code.progress())
+        request = code.code_request()
+        code_outcome, code_status = template._child(request, code_child, spare=False)
+        if code_outcome == "cancelled":
+            return code_outcome, code_status
+        fields = code.result(code_outcome, code_status, request.run.flags.timeout_s)
+    template.channel.send(code.merged(held, *fields))
+    return outcome, status
+
+
+def _wait_child(
+    template: Template, pid: int, run_id: Any, timeout: float | None, *, dumps: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Wait for the child `pid` to end, reading the client's messages meanwhile: a cancel or a
+    closed pipe kills it, and so does `timeout`; how it ended."""
+    pidfd = os.pidfd_open(pid)
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    killed_for = ""
+    try:
+        while True:
+            readable = template.stragglers.select([template.channel.in_fd, pidfd], deadline)
+            if pidfd in readable:
+                break
+            if template.channel.in_fd in readable:
+                stop = False
+                for message in template.channel.read_available():
+                    stop = template.requests.accept(message, running_id=run_id) or stop
+                if (stop or template.channel.eof) and not killed_for:
+                    killed_for = "cancelled"
+                    procs.kill_all([pid])
+            elif deadline is not None and time.monotonic() >= deadline and not killed_for:
+                killed_for = "timeout"
+                procs.kill_all([pid])
+                deadline = None
+    finally:
+        os.close(pidfd)
+    dumping = dumps and timeout is not None and time.monotonic() >= start + dump_after(timeout)
+    return _ended(pid, killed_for, dumping)
+
+
 def _ended(pid: int, killed_for: str, dumping: bool = False) -> tuple[str, dict[str, Any]]:
-    """Reap the run's child: the outcome ("ok", "died", or why we killed it) and its status.
-    `dumping`: it ended after its timeout's stack dump began, where a fault is the dump's
-    (child.dump_after), and the run's outcome is the timeout it was about to have."""
-    _, wait_status = os.waitpid(pid, 0)
-    status: dict[str, Any] = {"pid": pid}
-    if os.WIFSIGNALED(wait_status):
-        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
-    else:
-        status["returncode"] = os.WEXITSTATUS(wait_status)
-    if killed_for:
-        return killed_for, status
-    if dumping and status.get("signal") in ("SIGSEGV", "SIGBUS"):
-        return "timeout", status
-    return ("ok" if status.get("returncode") == 0 else "died"), status
+    """Reap the run's child (procs.ended)."""
+    return procs.ended(pid, killed_for, dumping)
 
 
 def _inductor_cache_dir() -> str | None:

@@ -13,8 +13,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from playground.engine.events import Progress, Tracing
 from playground.worker import compat
 
 #: How often the stack is sampled, and how long a trace must have run before the first word:
@@ -32,7 +34,7 @@ class TracerWatch:
         self.emit = emit
         self.path = snippet_path
         self.main = threading.get_ident()
-        self.progress: dict[str, Any] = {}
+        self.progress = Progress()
         self.since = time.monotonic()
         self._said: tuple[int, int] | None = None
         self._said_at = 0.0
@@ -49,14 +51,15 @@ class TracerWatch:
 
     def sent(self, message: dict[str, Any]) -> None:
         """A progress event of the run's own (not ours): the step it names starts now."""
-        if message.get("event") == "progress" and "tracing" not in message:
-            self.progress = message
+        progress = Progress.from_dict(message)
+        if progress is not None and progress.tracing is None:
+            self.progress = progress
             self.since = time.monotonic()
 
     def _loop(self) -> None:
         while not self._stop.wait(EVERY_S):
             progress = self.progress
-            if progress.get("phase") != "compiling" or time.monotonic() - self.since < QUIET_S:
+            if progress.phase != "compiling" or time.monotonic() - self.since < QUIET_S:
                 continue
             try:
                 at = compat.dynamo_tracing_at(sys._current_frames().get(self.main), self.path)
@@ -67,11 +70,11 @@ class TracerWatch:
                 continue
             self._said, self._said_at = at, now
             line, depth = at
-            words = f"{progress.get('message', 'compiling')}: Dynamo tracing line {line}"
+            words = f"{progress.message or 'compiling'}: Dynamo tracing line {line}"
             if depth > 1:
                 words += f", {depth:,} calls deep"
-            event = {key: progress.get(key) for key in ("phase", "call", "calls")}
+            said = replace(progress, message=words, tracing=Tracing(line, depth))
             try:
-                self.emit({"event": "progress", **event, "message": words, "tracing": {"line": line, "depth": depth}})
+                self.emit(said.to_dict())
             except Exception:  # noqa: BLE001 - the channel is gone: the run's own send says so
                 return

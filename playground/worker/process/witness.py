@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from playground.engine import last_words
+from playground.engine.events import Progress
 from playground.engine.scratch import ENV
 
 #: Signals whose default action does not end a process: sending one harms nobody.
@@ -37,13 +38,15 @@ class Witness:
         sys.addaudithook(self._audit)
 
     def sent(self, message: dict[str, Any]) -> None:
-        if message.get("event") == "progress" and message.get("message"):
-            self.doing = str(message["message"])
+        progress = Progress.from_dict(message)
+        if progress is not None and progress.message:
+            self.doing = progress.message
 
     def lost(self, fd: int, message: dict[str, Any]) -> None:
         """The channel is gone: sending `message` failed."""
-        if message.get("event") == "progress":
-            failed = str(message.get("message") or "")
+        progress = Progress.from_dict(message)
+        if progress is not None:
+            failed = progress.message
         else:
             failed = f"sending the {message.get('event', 'report')}"
         self._say({"cause": "closed", "fd": fd, "doing": self.doing, "failed": failed})

@@ -41,7 +41,7 @@ from playground.worker.run.compare.reference import References
 from playground.worker.run.passes import guard_what_if, kernels_profile
 from playground.worker.run.programs import program
 from playground.worker.run.spine import loading, malloc, switches, trace_met
-from playground.worker.run.spine.calls import run_calls
+from playground.worker.run.spine.calls import CallsDone, run_calls
 from playground.worker.run.spine.context import Emit, RunContext
 from playground.worker.run.spine.failures import Cancelled, RunFailure, unexpected
 from playground.worker.run.spine.request import WorkerRequest
@@ -267,6 +267,16 @@ class Phases:
         self.frozen = False
 
     def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
+        """The phases in order: load, calls and their diagnostics, equivalence, timing, passes."""
+        loaded, done = self._load_and_call(scope, base, references)
+        self._compare(loaded, done, references)
+        self._time(loaded, done)
+        self._passes(loaded, done)
+
+    def _load_and_call(
+        self, scope: loading.SnippetScope, base: Report, references: References
+    ) -> tuple[loading.Loaded, CallsDone]:
+        """Load the snippet, make the compiled calls and send what they made torch do."""
         ctx = self.ctx
         t0 = time.perf_counter()
         ctx.waterfall.begin("load")
@@ -299,6 +309,11 @@ class Phases:
         early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
         ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         ctx.waterfall.end("diagnostics")
+        return loaded, done
+
+    def _compare(self, loaded: loading.Loaded, done: CallsDone, references: References) -> None:
+        """The eager reference's calls against the compiled ones."""
+        ctx = self.ctx
         references.start()
         t2 = time.perf_counter()
         ctx.waterfall.begin("reference")
@@ -317,6 +332,10 @@ class Phases:
             self.equivalence = equivalence.check(ctx, done.records, eager, done.tracker, loaded, references.float64)
         self.phase_s["equivalence"] = time.perf_counter() - t2
         ctx.waterfall.end("equivalence")
+
+    def _time(self, loaded: loading.Loaded, done: CallsDone) -> None:
+        """Freeze the diagnostics, then time both sides (when asked)."""
+        ctx = self.ctx
         # What the calls made torch do is read now: the timing loop's extra calls never count
         # (graphs it compiles are reported apart, as a finding of the timing).
         self.diagnostics = diagnostics.refresh(self.capture, self.diagnostics)
@@ -344,7 +363,11 @@ class Phases:
                 )
             self.phase_s["timing"] = time.perf_counter() - t3
             ctx.waterfall.end("timing")
-        # After the timing, never inside it: the guard checks below are timed on their own.
+
+    def _passes(self, loaded: loading.Loaded, done: CallsDone) -> None:
+        """After the timing, never inside it: the guards' cost, then the passes asked for."""
+        ctx = self.ctx
+        # The guard checks are timed on their own.
         self.guard_cost = guard_cost.guard_cost(done, loaded.target, self.timings)
         if ctx.request.run.passes.kernels and ctx.settings.backend == "inductor":
             self.capturer.pause()  # the profiled calls are not the run's diagnostics

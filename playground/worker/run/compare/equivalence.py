@@ -87,14 +87,44 @@ def check(
     override, tolerance_notes = validate_tolerance(loaded.module.__dict__.get("TOLERANCE"))
     ctx.notes += tolerance_notes
     ctx.progress("equivalence", "comparing values")
+    notes: list[str] = []
+    groups, leaves = _compare_calls(records, eager, tracker, override, notes)
+    here = _built_here(tracker, records)
+    eager_differs = _differences(here, eager, "the eager reference's process")
+    reference = "eager reference: its own process, the same calls from a fresh load"
+    rule = ""
+    judged = [leaf for leaf in leaves if not groups[leaf.group][leaf.position].ok]
+    if eager_differs:
+        words = f"the processes built different values ({'; '.join(eager_differs)}): {DIFFERENT_BUILDS}"
+        notes.append(words)
+        reference += "; it built other values than the compiled run's process"
+        if judged and override is None:
+            reference += ": the float64 rule not applied"
+            judged = []
+    if judged and override is None:
+        rule = RULE
+        judged = _outside_harness_tolerance(groups, judged)
+    if judged and override is None:
+        reference += _float64_judged(groups, judged, float64(), here, notes)
+    elif judged:
+        reference += "; TOLERANCE given: the float64 rule not applied"
+    return _verdict(groups, leaves, notes, reference, rule)
+
+
+def _compare_calls(
+    records: tuple[CallRecord, ...],
+    eager: SideResult,
+    tracker: StateTracker | None,
+    override: dict[str, float] | None,
+    notes: list[str],
+) -> tuple[dict[str, list[Comparison]], list[_Leaf]]:
+    """Each call's outputs, mutated inputs, gradients and changed state against the eager
+    reference's, leaf by leaf, under the tolerance alone."""
     groups: dict[str, list[Comparison]] = {"outputs": [], "grads": [], "state": []}
     leaves: list[_Leaf] = []
-    notes: list[str] = []
     initial_state = tracker.initial if tracker is not None else {}
     eager_state = dict(initial_state)
     compiled_state = dict(initial_state)
-    here = _built_here(tracker, records)
-    eager_differs = _differences(here, eager, "the eager reference's process")
     for rec in records:
         ref = eager.calls.get(rec.index)
         if ref is None:
@@ -131,43 +161,49 @@ def check(
                 continue
             entry = compare_tensors(name, e, c, rec.index, override)
             _add_one(groups, leaves, "state", entry, e, c, _state_of(name, rec.index))
-    reference = "eager reference: its own process, the same calls from a fresh load"
-    rule = ""
-    judged = [leaf for leaf in leaves if not groups[leaf.group][leaf.position].ok]
-    if eager_differs:
-        words = f"the processes built different values ({'; '.join(eager_differs)}): {DIFFERENT_BUILDS}"
-        notes.append(words)
-        reference += "; it built other values than the compiled run's process"
-        if judged and override is None:
-            reference += ": the float64 rule not applied"
-            judged = []
-    if judged and override is None:
-        rule = RULE
-        outside = []
-        for leaf in judged:
-            rounded = _within_harness_tolerance(groups[leaf.group][leaf.position], leaf)
-            if rounded is None:
-                outside.append(leaf)
-            else:
-                groups[leaf.group][leaf.position] = rounded
-        judged = outside
-    if judged and override is None:
-        wide = float64()
-        wide_differs = _differences(here, wide, "the float64 reference's process")
-        if wide_differs:
-            why = f"it built other values ({'; '.join(wide_differs)}): {DIFFERENT_BUILDS}"
-            reference += "; no float64 judgement: the float64 reference built other values"
-            notes.append(f"no float64 judgement, so values outside the tolerance stay 'differs': {why}")
-        elif wide.calls and wide.error is None:
-            for leaf in judged:
-                groups[leaf.group][leaf.position] = _judge(groups[leaf.group][leaf.position], leaf, wide)
-            reference += f"; float64 reference run for {len(judged)} value(s) outside the tolerance"
+    return groups, leaves
+
+
+def _outside_harness_tolerance(groups: dict[str, list[Comparison]], judged: list[_Leaf]) -> list[_Leaf]:
+    """The values outside the tolerance that are outside the accuracy harness's too; the rest
+    are marked equal within it."""
+    outside = []
+    for leaf in judged:
+        rounded = _within_harness_tolerance(groups[leaf.group][leaf.position], leaf)
+        if rounded is None:
+            outside.append(leaf)
         else:
-            why = wide.error.message if wide.error is not None else (wide.note or "it made no call")
-            reference += f"; no float64 reference: {why}"
-            notes.append(f"no float64 reference, so values outside the tolerance stay 'differs': {why}")
-    elif judged:
-        reference += "; TOLERANCE given: the float64 rule not applied"
+            groups[leaf.group][leaf.position] = rounded
+    return outside
+
+
+def _float64_judged(
+    groups: dict[str, list[Comparison]],
+    judged: list[_Leaf],
+    wide: SideResult,
+    here: built.Built | None,
+    notes: list[str],
+) -> str:
+    """Judge the values still outside against the float64 reference, when it built the same
+    values; what the reference line adds about it."""
+    wide_differs = _differences(here, wide, "the float64 reference's process")
+    if wide_differs:
+        why = f"it built other values ({'; '.join(wide_differs)}): {DIFFERENT_BUILDS}"
+        notes.append(f"no float64 judgement, so values outside the tolerance stay 'differs': {why}")
+        return "; no float64 judgement: the float64 reference built other values"
+    if wide.calls and wide.error is None:
+        for leaf in judged:
+            groups[leaf.group][leaf.position] = _judge(groups[leaf.group][leaf.position], leaf, wide)
+        return f"; float64 reference run for {len(judged)} value(s) outside the tolerance"
+    why = wide.error.message if wide.error is not None else (wide.note or "it made no call")
+    notes.append(f"no float64 reference, so values outside the tolerance stay 'differs': {why}")
+    return f"; no float64 reference: {why}"
+
+
+def _verdict(
+    groups: dict[str, list[Comparison]], leaves: list[_Leaf], notes: list[str], reference: str, rule: str
+) -> Equivalence:
+    """Every comparison with its verdict, and the run's: the worst of them."""
     for leaf in leaves:
         entry = groups[leaf.group][leaf.position]
         if not entry.ok and not entry.worst:

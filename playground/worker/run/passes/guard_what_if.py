@@ -117,10 +117,46 @@ class _Measure:
         self.found = replace(self.found, **values)
 
     def run(self) -> GuardWhatIf:
-        ctx, done, record, settings = self.ctx, self.done, self.record, self.ctx.settings
+        ctx, done, record = self.ctx, self.done, self.record
         chosen = compat.guard_filter(self.found.filter)
         if chosen is None:
             raise _Stop(f"this torch has no torch.compiler.{self.found.filter}")
+        code, entries, args, f_locals, before = self._the_runs_entries()
+        if self.on_output is not None:
+            self.on_output()  # the profiler's own lines and the snippet's prints are not the run's output
+        state = _Followed(self.tracker)
+        t0 = time.perf_counter()
+        out_before = _seeded(done.compiled, record.snapshot, record.index)
+        budget = _Budget(self.deadline, time.perf_counter() - t0)
+
+        def plain() -> None:
+            done.compiled(*args)
+
+        call_before, calls, lookup_before = self._time_the_runs_entries(plain, budget)
+        if len(compat.cache_entries(code)) != len(entries):
+            raise _Stop("the what-if's own calls compiled again: no figure after this is the run's")
+        self.note(stance_probe_stale=_stance_probe(ctx.settings))
+        compiled = self._recompiled_under_filter(chosen, code, f_locals, before, budget)
+        state.restore()
+        out_after = _seeded(compiled, record.snapshot, record.index)
+        agree, max_abs = _same(out_before, out_after)
+        self.note(outputs_agree=agree, output_max_abs=max_abs)
+
+        def filtered() -> None:
+            compiled(*args)
+
+        (call_after,) = _per_call(filtered)
+        lookup_after = _lookup(filtered, calls, ctx.settings.device)
+        self.note(
+            call_us_after=_us(call_after[0]),
+            call_noise_us=_us(max(call_before[1], call_after[1])),
+            lookup_us_after=lookup_after[0],
+            lookup_noise_us=round(max(lookup_before[1], lookup_after[1]), 3),
+        )
+        return self.found
+
+    def _the_runs_entries(self) -> tuple[Any, list[Any], tuple[Any, ...], dict[str, Any], Any]:
+        """The target's entries, the timed call's arguments as its locals, and which entry passes."""
         code = compat.target_code(self.target)
         entries = compat.cache_entries(code)
         if not entries:
@@ -128,11 +164,11 @@ class _Measure:
                 "the target's own frame has no compiled entry (nothing compiled, or a break made torch skip it): "
                 "nothing to filter"
             )
-        args = clone_args(record.snapshot)
+        args = clone_args(self.record.snapshot)
         f_locals = compat.guard_locals(self.target, args)
         if f_locals is None:
             raise _Stop("the call's arguments do not bind to the target's signature")
-        ctx.progress("timing", "guard what-if: the run's own guards", record.index)
+        self.ctx.progress("timing", "guard what-if: the run's own guards", self.record.index)
         before = check_sequence(entries, f_locals)
         self.note(
             entries_before=len(entries),
@@ -144,16 +180,11 @@ class _Measure:
                 "no entry of the run passes the timed call's arguments (it recompiled or ran eagerly): "
                 "nothing to compare"
             )
-        if self.on_output is not None:
-            self.on_output()  # the profiler's own lines and the snippet's prints are not the run's output
-        state = _Followed(self.tracker)
-        t0 = time.perf_counter()
-        out_before = _seeded(done.compiled, record.snapshot, record.index)
-        budget = _Budget(self.deadline, time.perf_counter() - t0)
+        return code, entries, args, f_locals, before
 
-        def plain() -> None:
-            done.compiled(*args)
-
+    def _time_the_runs_entries(self, plain: Callable[[], None], budget: _Budget) -> tuple[Any, int, Any]:
+        """The run's own entries per call and per guard lookup, with and without the stance."""
+        settings = self.ctx.settings
         budget.need(budget.timed(2) + budget.profiled(2), "timing the run's own entries")
         # The first profile in a process runs slower: a short pass first, whose figures are dropped.
         compat.profiled(plain, MIN_CALLS, settings.device, MARKER)
@@ -178,18 +209,21 @@ class _Measure:
             calls = _profiled_calls(call_before[0])
             lookup_before = _lookup(plain, calls, settings.device)
         self.note(call_us_before=_us(call_before[0]), lookup_us_before=lookup_before[0])
-        if len(compat.cache_entries(code)) != len(entries):
-            raise _Stop("the what-if's own calls compiled again: no figure after this is the run's")
-        self.note(stance_probe_stale=_stance_probe(settings))
+        return call_before, calls, lookup_before
 
+    def _recompiled_under_filter(
+        self, chosen: Any, code: Any, f_locals: dict[str, Any], before: Any, budget: _Budget
+    ) -> Any:
+        """The target compiled again under the guard filter, every call of the run made through
+        it, and the guards its entries then check for the timed call."""
         recompile = RECOMPILE_FACTOR * self.calls_s + MARGIN_S + budget.timed(1) + budget.profiled(1)
         budget.need(recompile, f"recompiling under the filter (the run's calls took {self.calls_s:.1f} s)")
-        ctx.progress("timing", f"guard what-if: recompiling under {self.found.filter}", record.index)
+        self.ctx.progress("timing", f"guard what-if: recompiling under {self.found.filter}", self.record.index)
         spy = _Spy(chosen)
-        compiled = _recompiled(ctx, self.target, spy)
+        compiled = _recompiled(self.ctx, self.target, spy)
         try:
             with compat.artifact_logs_off():  # the filter sees what a plain program's filter sees
-                for call in done.records:
+                for call in self.done.records:
                     _seeded(compiled, call.snapshot, call.index)
         except Exception as exc:  # noqa: BLE001 - the snippet's calls under the filter: a finding
             self.found = spy.found(self.found, self.target)
@@ -208,23 +242,7 @@ class _Measure:
         )
         if after is None or after.passed is None:
             raise _Stop("no entry compiled under the filter passes the timed call's arguments")
-        state.restore()
-        out_after = _seeded(compiled, record.snapshot, record.index)
-        agree, max_abs = _same(out_before, out_after)
-        self.note(outputs_agree=agree, output_max_abs=max_abs)
-
-        def filtered() -> None:
-            compiled(*args)
-
-        (call_after,) = _per_call(filtered)
-        lookup_after = _lookup(filtered, calls, settings.device)
-        self.note(
-            call_us_after=_us(call_after[0]),
-            call_noise_us=_us(max(call_before[1], call_after[1])),
-            lookup_us_after=lookup_after[0],
-            lookup_noise_us=round(max(lookup_before[1], lookup_after[1]), 3),
-        )
-        return self.found
+        return compiled
 
 
 class _Budget:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from playground.engine.events import Progress
 from playground.worker.run.spine.failures import Cancelled
 from playground.worker.run.spine.request import WorkerRequest
 from playground.worker.run.spine.waterfall import Waterfall
@@ -38,4 +39,4 @@ class RunContext:
         self.doing = message
         if call is not None:
             self.current_call = call
-        self.emit({"event": "progress", "phase": phase, "call": call, "calls": self.calls_total, "message": message})
+        self.emit(Progress(phase, call, self.calls_total, message).to_dict())

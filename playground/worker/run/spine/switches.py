@@ -114,8 +114,29 @@ def checked_config(pairs: Any) -> list[tuple[str, str, Any]]:
             close = difflib.get_close_matches(name, list(entries), n=1)
             hint = f" (did you mean {prefix}.{close[0]}?)" if close else ""
             raise SwitchError(f"torch {torch.__version__} has no config key {key}{hint}")
-        out.append((prefix, name, _coerce(str(key), value, entries[name])))
+        value = _coerce(str(key), value, entries[name])
+        if (prefix, name) == ("dynamo", "reorderable_logging_functions"):
+            value = _callables(str(key), value)
+        out.append((prefix, name, value))
     return out
+
+
+def _callables(key: str, names: Any) -> set[Any]:
+    """A config that holds functions (torch's reorderable_logging_functions), named as the
+    settings can spell them: a builtin ("print") or "module.attr" ("logging.info")."""
+    import builtins
+    import importlib
+
+    found = set()
+    for name in names:
+        if not isinstance(name, str):
+            raise SwitchError(f'config {key} takes function names ("print", "logging.info"); got {name!r}')
+        module, _, attr = name.rpartition(".")
+        try:
+            found.add(getattr(importlib.import_module(module) if module else builtins, attr))
+        except (ImportError, AttributeError, ValueError):
+            raise SwitchError(f"config {key}: no function {name!r}") from None
+    return found
 
 
 def problem(settings: Settings) -> str | None:
