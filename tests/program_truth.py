@@ -1,7 +1,7 @@
 """What torch itself says a program compiled, per compiled callable: run as
 `python tests/program_truth.py [--backend NAME] PROGRAM [ARGS...]`, in a fresh process, it
 runs PROGRAM as `python PROGRAM ARGS` would, with every torch.compile call's backend behind a
-counting backend, and prints one JSON object: per callable (in the order torch.compile was
+counting backend (one per backend name, as equal backends are one to Dynamo), and prints one JSON object: per callable (in the order torch.compile was
 called) its calls, the graphs its backend was handed, the recompiles among them (graphs
 compiled under a compile id whose frame had compiled before) and the graph breaks torch logged
 while it ran (the records of TORCH_LOGS=graph_breaks, counted, never parsed:
@@ -70,6 +70,26 @@ def main(argv: list[str]) -> None:
 
         return call
 
+    backends: dict[str, Any] = {}
+
+    def shared(name: str) -> Any:
+        """One counting backend per backend name: Dynamo compares backends with ==, and a new
+        one per torch.compile call would recompile what the program's own calls share (the
+        graph counts in the callable whose call compiled it: the top of the stack)."""
+        if name not in backends:
+            real = lookup_backend(name)
+
+            def backend(gm: Any, example_inputs: Any) -> Any:
+                if stack:
+                    stack[-1]["graph_count"] += 1
+                    cid = CompileContext.current_compile_id()
+                    if cid is not None and cid.frame_compile_id:
+                        stack[-1]["recompile_count"] += 1
+                return real(gm, example_inputs)
+
+            backends[name] = backend
+        return backends[name]
+
     def patched(model: Any = None, **kwargs: Any) -> Any:
         if model is None:
             return lambda fn: patched(fn, **kwargs)
@@ -77,18 +97,9 @@ def main(argv: list[str]) -> None:
         kwargs.pop("backend", None)
         kwargs.pop("mode", None)
         kwargs.pop("options", None)
-        real = lookup_backend(name)
         site = {"name": _name(model), "calls": 0, "graph_count": 0, "recompile_count": 0, "graph_break_count": 0}
         sites.append(site)
-
-        def backend(gm: Any, example_inputs: Any) -> Any:
-            site["graph_count"] += 1
-            cid = CompileContext.current_compile_id()
-            if cid is not None and cid.frame_compile_id:
-                site["recompile_count"] += 1
-            return real(gm, example_inputs)
-
-        compiled = original(model, backend=backend, **kwargs)
+        compiled = original(model, backend=shared(name), **kwargs)
         if isinstance(compiled, torch.nn.Module):
             compiled.forward = counted(site, compiled.__dict__["forward"])
             return compiled

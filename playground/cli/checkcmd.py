@@ -13,6 +13,7 @@ from pathlib import Path
 from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
 from playground.engine.client import WorkerClient, WorkerUnavailable
 from playground.engine.events import RunResult, Trace
+from playground.engine.program import taken_for
 from playground.engine.report import Report
 from playground.engine.run_request import RunRequest
 from playground.engine.session import SessionWriter, presenting_folder, source_that_ran
@@ -170,5 +171,8 @@ async def _check_one(
         print(
             f"compile-playground: {one_line(whose + report.error.one_line(report.kind == 'program'))}", file=sys.stderr
         )
+        hint = taken_for(prepared.source.text if prepared.source else None, report.kind == "program")
+        if hint and report.error.kind == "snippet":
+            print(f"compile-playground: {whose}{hint}", file=sys.stderr)
     # A requested export that was not written is an error (2), never a finding (1).
     return code if written else EXIT_ERROR

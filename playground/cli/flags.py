@@ -288,6 +288,12 @@ def add_program_flags(p: argparse.ArgumentParser) -> None:
         help="run the file as `python FILE` even though it defines model or fn",
     )
     g.add_argument(
+        "--snippet",
+        action="store_true",
+        dest="as_snippet",
+        help="run the file as a snippet (its model or fn called with inputs()) even though it looks like a program",
+    )
+    g.add_argument(
         "--max-calls",
         type=count_arg,
         metavar="N",
@@ -339,4 +345,5 @@ def program_options(args: argparse.Namespace, program_args: list[str]) -> Progra
         max_seconds=getattr(args, "max_seconds", None),
         forced=bool(getattr(args, "program", False)),
         only=getattr(args, "callable", None),
+        snippet=bool(getattr(args, "as_snippet", False)),
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from playground.engine.report.program import ProgramRun
 from playground.engine.report.run import Report
 
-__all__ = ["PROGRAM_TOGGLES", "ProgramOptions", "ProgramRun", "callable_key", "is_program", "matches"]
+__all__ = ["PROGRAM_TOGGLES", "ProgramOptions", "ProgramRun", "callable_key", "is_program", "matches", "taken_for"]
 
 #: The module-level names that make a file a snippet (contract: "the target").
 TARGET_NAMES = ("model", "fn")
@@ -39,13 +39,15 @@ class ProgramOptions:
     max_seconds: float | None = None
     forced: bool = False
     only: str | None = None
+    #: --snippet: the file runs as a snippet even though it looks like a program.
+    snippet: bool = False
 
     def run_for(self, text: str | None, toggled: tuple[str, ...], only: str | None = None) -> ProgramRun | None:
         """The program run of a file's `text` now (None: it runs as a snippet), with the
         settings the user set (`toggled`) laid over the program's own; `only` (else the
         command line's) narrows them to one callable. Decided on every save: an edit that adds a
         `model` makes the file a snippet again."""
-        if not self.forced and not (text and is_program(text)):
+        if self.snippet or (not self.forced and not (text and is_program(text))):
             return None
         return ProgramRun(
             args=self.args,
@@ -85,8 +87,18 @@ def defines_target(tree: ast.Module) -> bool:
 
 
 def defines_inputs(tree: ast.Module) -> bool:
-    """Whether the module binds `inputs` at its top level, as it binds a target."""
-    return _binds(tree, (INPUTS_NAME,))
+    """Whether the module binds `inputs` at its top level as a function, as a snippet does:
+    a def, a lambda, an import or another name. A script's `inputs = torch.randn(8, 8)` is
+    data, not the contract's `inputs()`."""
+    for node in tree.body:
+        if INPUTS_NAME not in _bound(node):
+            continue
+        value = getattr(node, "value", None)
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or isinstance(
+            value, (ast.Lambda, ast.Name, ast.Attribute)
+        ):
+            return True
+    return False
 
 
 def _binds(tree: ast.Module, names: tuple[str, ...]) -> bool:
@@ -117,14 +129,32 @@ def calls_compile(tree: ast.Module) -> bool:
 
 
 def is_program(text: str) -> bool:
-    """The file's text is a program: torch.compile called, and no target or no `inputs()` (a
-    snippet needs both; without them it could only fail). A file that does not parse is not
-    one (the run reports its syntax error as a snippet's)."""
+    """The file's text is a program: torch.compile (or torch._dynamo) called, and no target or
+    no `inputs()` function (a snippet needs both; without them it could only fail). A file
+    that does not parse is not one (the run reports its syntax error as a snippet's)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
     return not (defines_target(tree) and defines_inputs(tree)) and calls_compile(tree)
+
+
+def taken_for(text: str | None, program: bool) -> str:
+    """One line for a file that looks like neither a snippet nor a program: what it was taken
+    for and how to force the other ("" for a file that is plainly one of them)."""
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return ""
+    snippet_like = defines_target(tree) and defines_inputs(tree)
+    if program and snippet_like:
+        return "run as a program (--program); without it the file is a snippet (its model or fn and inputs())"
+    if not program and not snippet_like:
+        return (
+            "taken for a snippet, but it defines no `model` or `fn` with an `inputs()` function and calls no "
+            "torch.compile: --program runs it as `python FILE`"
+        )
+    return ""
 
 
 def _bound(node: ast.stmt) -> list[str]:

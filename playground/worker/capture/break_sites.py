@@ -63,13 +63,14 @@ def categories(hints: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def break_sites(records: list[LogRecord], snippet_path: str) -> tuple[BreakSite, ...]:
-    """The distinct breaks of a run's graph_breaks records, in first-seen order."""
+def break_sites(records: list[LogRecord], snippet_path: str, own_line: bool = False) -> tuple[BreakSite, ...]:
+    """The distinct breaks of a run's graph_breaks records, in first-seen order (`own_line`:
+    records.parse_graph_break's)."""
     sites: dict[tuple[str, int | None, str], BreakSite] = {}
     for rec in records:
         if rec.artifact != "graph_breaks":
             continue
-        parsed = parse_graph_break(rec.message, snippet_path)
+        parsed = parse_graph_break(rec.message, snippet_path, own_line)
         if parsed is None:
             continue
         found = sections(parsed.detail)

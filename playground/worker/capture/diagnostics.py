@@ -105,7 +105,7 @@ def _assemble(capture: RunCapture, *groups: Mapping[str, Any]) -> Diagnostics:
         **dynamo,
         **trace,
         compile_anatomy=anatomy.anatomy(capture.trace, capture.graphs, capture.backend_facts),
-        break_sites=break_sites.break_sites(capture.records, capture.snippet_path),
+        break_sites=break_sites.break_sites(capture.records, capture.snippet_path, capture.own_break_lines),
     )
     # The reasons read against the entries' guards: the two groups may come from different marks.
     report = replace(report, recompiles=reasons.read(report.recompiles, report.guards))

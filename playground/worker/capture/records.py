@@ -59,6 +59,9 @@ class RunCapture:
     first_runs: dict[str, float] = field(default_factory=dict)
     #: compile id -> what the counting backend saw of that graph (anatomy.py).
     backend_facts: dict[str, BackendFacts] = field(default_factory=dict)
+    #: A break in another file (torch's, a library's) keeps its own line there, not the line of
+    #: the file run that led to it (a program: its modules and torch's are code it runs too).
+    own_break_lines: bool = False
 
     # --- the contract's keys ---------------------------------------------------------------
 
@@ -75,7 +78,7 @@ class RunCapture:
         for rec in self.records:
             if rec.artifact != "graph_breaks":
                 continue
-            parsed = parse_graph_break(rec.message, self.snippet_path)
+            parsed = parse_graph_break(rec.message, self.snippet_path, self.own_break_lines)
             if parsed is None:
                 continue
             total += 1
@@ -173,8 +176,9 @@ def snippet_line_in_text(text: str, snippet_path: str) -> int | None:
     return line
 
 
-def parse_graph_break(message: str, snippet_path: str) -> GraphBreak | None:
-    """One graph_breaks log record as a break site seen once (None: not a graph break)."""
+def parse_graph_break(message: str, snippet_path: str, own_line: bool = False) -> GraphBreak | None:
+    """One graph_breaks log record as a break site seen once (None: not a graph break).
+    `own_line`: a break in another file than `snippet_path` keeps its line in that file."""
     head = _BREAK_HEAD.match(message)
     if head is None:
         return None
@@ -207,7 +211,9 @@ def parse_graph_break(message: str, snippet_path: str) -> GraphBreak | None:
     file = head.group("file")
     line_no = int(head.group("line"))
     line = snippet_line(file, line_no, snippet_path)
-    if line is None:
+    if line is None and own_line:
+        line = line_no
+    elif line is None:
         line = snippet_line_in_text(traceback_text, snippet_path)
     return GraphBreak(
         reason=reason,

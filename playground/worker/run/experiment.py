@@ -89,7 +89,8 @@ def run_experiment(
     if request.run.program is not None:
         program_report = _program_report(ctx, capturer, capture, base)
         met.write()
-        return Outcome(_finish(program_report, ctx, started))
+        trace = diagnostics.trace_payload(capture) if request.run.trace else None
+        return Outcome(_finish(program_report, ctx, started), trace)
     phases = Phases(ctx, capturer, capture, on_timing_start, first_inductor=not inductor_started)
     if request.run.flags.timeout_s:
         # What starts after this would be cut by the template's kill, the whole report with it.

@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from playground.engine.program import callable_key, matches
@@ -34,21 +35,26 @@ from playground.worker.run.programs import program_reference
 from playground.worker.run.programs.program_compiles import (
     TOGGLABLE,
     Alarm,
+    AtExitPatch,
     Bounds,
     CompiledCallables,
     Made,
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    Unseen,
     code_of,
     program_seconds,
 )
+from playground.worker.run.programs.program_reference import our_files
 from playground.worker.run.spine import decomp_table, loading
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import first_line, safe_str
 
-#: Seconds between two live reports of a running program (calls, graphs, recompiles so far).
+#: Seconds between two live reports of a running program (calls, graphs, recompiles so far),
+#: at least; and the share of the run's time they may take (a long capture takes longer to read).
 LIVE_INTERVAL_S = 0.5
+LIVE_SHARE = 0.02
 
 
 def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
@@ -83,10 +89,14 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     backward.install()
     exits = OsExitPatch()
     exits.install()
-    timer = Alarm(seconds)
+    at_exit = AtExitPatch()
+    at_exit.install()
+    timer = Alarm(seconds, made.keep)
+    began = time.perf_counter()
+    os_exited = False
     try:
         loading.seed_everything()
-        with timer:
+        with Unseen(*our_files()), timer:
             loading.run_code(code, module)
         exit_ = ProgramExit(code=0)
     except ProgramStopped as stop:
@@ -98,6 +108,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
                 "timeout (the eager reference runs it again after): --max-seconds or --timeout sets it"
             )
     except ProgramOsExit as exc:
+        os_exited = True  # os._exit skips the exit functions, in python too
         exit_ = ProgramExit(code=_exit_code(exc.code))
         if exit_.code:
             error = RunError(
@@ -122,19 +133,35 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         exit_, error = _raised(exc, path, made)
     finally:
         timer.cancel()
+        at_exit.uninstall()
+        if not os_exited:
+            with Unseen(*our_files()):
+                at_exit.run()
         exits.uninstall()
         backward.uninstall()
         made.uninstall()
-        made.finish()
         sys.argv = saved_argv
+        program_s = time.perf_counter() - began
+    if made.stopped is not None and stopped is None:
+        # The program caught the stop (a bare `except:`) and went on or ended otherwise: it
+        # was stopped all the same, and each later call of a compiled callable raised it again.
+        stopped = Stopped(by=made.stopped.by, at=made.stopped.at)
+        ctx.notes.append(
+            "program: it caught the playground's stop (a bare `except:` or `except BaseException`) and went "
+            "on; every later call of a compiled callable raised it again"
+        )
+        if error is None:
+            exit_ = ProgramExit(code=None)
     try:
         found = diagnostics.read(capture).apply(base)
         found_sections = sections(made)
         # Read while the program's module is still __main__: what its callables returned may
         # hold instances of its own classes, which unpickle only there.
+        began = time.perf_counter()
         compared = _against_eager(ctx, found, found_sections, made, recorder)
+        eager_s = time.perf_counter() - began
     finally:
-        scope.close()
+        local_modules = scope.close()
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
     if table := decomp_table.note():
@@ -153,8 +180,11 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         callables=found_sections,
         stopped=stopped,
         program_exit=exit_,
-        local_modules=(),
+        local_modules=tuple(local_modules),
         equivalence=compared.total if compared is not None else None,
+        # The program's own run (what `python FILE` would take, less its start and imports),
+        # and its eager reference run with the comparison.
+        phase_s=MappingProxyType({"program": round(program_s, 4), "reference": round(eager_s, 4)}),
     )
 
 
@@ -189,10 +219,20 @@ def ordered(made: list[Made]) -> list[Made]:
 def sections(made: CompiledCallables) -> tuple[CompiledCallable, ...]:
     """Every callable's section, in the contract's order."""
     limited: dict[Any, Made] = {}
-    return tuple(section(made, m, limited) for m in ordered(made.made))
+    compiled_by: dict[Any, Made] = {}
+    for m in made.made:
+        code = code_of(m.original)
+        if code is not None and made.capture_of(m).graphs:
+            compiled_by.setdefault(code, m)
+    return tuple(section(made, m, limited, compiled_by) for m in ordered(made.made))
 
 
-def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = None) -> CompiledCallable:
+def section(
+    made: CompiledCallables,
+    m: Made,
+    limited: dict[Any, Made] | None = None,
+    compiled_by: dict[Any, Made] | None = None,
+) -> CompiledCallable:
     """One callable's section: the diagnostics of the records that arrived while it ran.
     `limited`: the code objects whose recompile_limit a callable before it hit (Dynamo's cache
     is per code object, so every torch.compile of the same function shares the limit), and it
@@ -215,6 +255,16 @@ def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = 
             f"compiled nothing over {m.calls} call(s): its code ({hit_by.name}, line {hit_by.line}) already hit "
             f"recompile_limit under callable #{hit_by.index}, so Dynamo ran it eagerly (Dynamo's cache is "
             "per code object, shared by every torch.compile of it)"
+        )
+    elif found.graph_count == 0 and m.raised:
+        notes.append(f"compiled nothing over {m.calls} call(s): a call raised {m.raised}")
+    elif found.graph_count == 0 and made.skips(m):
+        notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
+    elif found.graph_count == 0 and (served := _served_by(m, code, compiled_by)) is not None:
+        notes.append(
+            f"compiled nothing over {m.calls} call(s): its calls ran what Dynamo compiled for the same code "
+            f"under callable #{served.index} ({served.name}, line {served.line}); Dynamo's cache is per code "
+            "object, shared by every torch.compile of it"
         )
     elif found.graph_count == 0:
         notes.append(f"compiled nothing over {m.calls} call(s): {made.skipped_reason(m)}")
@@ -242,6 +292,14 @@ def section(made: CompiledCallables, m: Made, limited: dict[Any, Made] | None = 
     )
 
 
+def _served_by(m: Made, code: Any, compiled_by: dict[Any, Made] | None) -> Made | None:
+    """The callable called before `m` that compiled graphs for `m`'s code (None: none did)."""
+    served = (compiled_by or {}).get(code) if code is not None else None
+    if served is None or served is m or served.first_call is None or m.first_call is None:
+        return None
+    return served if served.first_call < m.first_call else None
+
+
 class _Live:
     """After a call of a compiled callable, at most every LIVE_INTERVAL_S: progress and the
     sections so far as a "traced" diagnostics event (the app shows a long loop as it runs)."""
@@ -254,12 +312,19 @@ class _Live:
         #: None until the first call: that one is always sent, so that a program whose process
         #: dies soon after still has its first section in the client's report.
         self.last: float | None = None
+        self.interval = LIVE_INTERVAL_S
 
     def __call__(self, m: Made) -> None:
-        if self.made is None or (self.last is not None and time.monotonic() - self.last < LIVE_INTERVAL_S):
+        if self.made is None or (self.last is not None and time.monotonic() - self.last < self.interval):
             return
-        self.last = time.monotonic()
-        made = self.made
+        self.last = began = time.monotonic()
+        try:
+            self._send(m, self.made)
+        finally:
+            # A live report reads the whole capture: never more than LIVE_SHARE of the run's time.
+            self.interval = max(LIVE_INTERVAL_S, (time.monotonic() - began) / LIVE_SHARE)
+
+    def _send(self, m: Made, made: CompiledCallables) -> None:
         try:
             limit = made.bounds.max_calls
             of = f" of {limit}" if limit else ""

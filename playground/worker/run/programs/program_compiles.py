@@ -10,9 +10,20 @@ is invisible to Dynamo: it carries torch's own `_torchdynamo_inline` (functools.
 it), so a compiled region that calls another compiled callable inlines the original, as it
 would in a plain `python FILE`.
 
-Attribution: a record belongs to the callable on top of the stack when it arrived (the calls
-of a compiled callable nest only through the eager parts of another), kept as spans of the
-run's one capture, so the program's totals are the capture as a whole.
+Observe, never perturb: torch.compile itself runs with the program's own arguments, and only
+the backend torch builds from them reaches `torch._dynamo.optimize` behind a counting one
+(`CountingBackend`, also for the program's own `torch._dynamo.optimize` calls). Dynamo keys its
+cache on the backend (a cache entry made under another backend is a BACKEND_MATCH recompile),
+and compares backends with `==`; torch.compile makes a new backend object per call that
+compares equal to another call's with the same arguments, so the counting backends are shared
+by every call whose backends compare equal and compare as those do: the program makes the
+graphs, recompiles and cache hits it makes under `python FILE`.
+
+Attribution: a record belongs to the callable on top of its thread's stack when it arrived (the
+calls of a compiled callable nest only through the eager parts of another; Dynamo compiles in
+the calling thread), kept beside each of the capture's lists (`Owned`), so the program's totals
+are the capture as a whole and what arrived outside every call (compiled autograd's backward
+graphs, a `with torch._dynamo.optimize(...)` block) counts in the totals only.
 """
 
 from __future__ import annotations
@@ -33,7 +44,6 @@ import torch
 from playground.engine.program import PROGRAM_TOGGLES, matches
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.spine.calls import counting_around
-from playground.worker.run.spine.failures import first_line
 
 #: The settings a user can toggle over a program's own torch.compile arguments.
 TOGGLABLE = PROGRAM_TOGGLES
@@ -44,7 +54,8 @@ _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 class ProgramStopped(BaseException):
     """A bound ended the program (--max-calls, --max-seconds). A BaseException, so that the
-    program's own `except Exception` cannot swallow it."""
+    program's own `except Exception` cannot swallow it; a bare `except:` can, so the stop is
+    also kept (CompiledCallables.stopped) and raised again at every later call."""
 
     def __init__(self, by: str, at: float) -> None:
         super().__init__(f"stopped by {by} at {at}")
@@ -64,27 +75,36 @@ class ProgramOsExit(BaseException):
 
 class Alarm:
     """--max-seconds for a program that stops calling its compiled callables (a long eager
-    stretch): SIGALRM raises ProgramStopped wherever the program is. Between calls the bound is
-    checked first (CompiledCallables), so this only fires on a stretch without calls."""
+    stretch). A bound lands between two calls of a compiled callable (CompiledCallables checks
+    it before each call), never inside the program's own code; only a program that makes no
+    call for a long while past its bound (`late_s`) is interrupted wherever it is, as a last
+    resort before the run's timeout kills it with nothing kept."""
 
-    GRACE_S = 0.5
-
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, stopped: Callable[[ProgramStopped], None] | None = None) -> None:
         self.seconds = seconds
         self.started = time.monotonic()
         self.previous: Any = None
+        self.stopped = stopped
+
+    @staticmethod
+    def late_s(seconds: float) -> float:
+        """How long past the bound a program without calls runs on: half the bound, 2 s at least."""
+        return max(2.0, seconds / 2)
 
     def __enter__(self) -> Alarm:
         if self.seconds:
             self.previous = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.GRACE_S)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.late_s(self.seconds))
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.cancel()
 
     def _expired(self, signum: int, frame: types.FrameType | None) -> None:
-        raise ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
+        stop = ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
+        if self.stopped is not None:
+            self.stopped(stop)
+        raise stop
 
     def cancel(self) -> None:
         if self.seconds and self.previous is not None:
@@ -94,7 +114,9 @@ class Alarm:
 
 
 class OsExitPatch:
-    """os._exit, for the length of the program, raising ProgramOsExit in this process."""
+    """os._exit, for the length of the program, raising ProgramOsExit in this process. Dynamo
+    never traces the replacement (`Unseen`): inside a compiled function the call is a graph
+    break at the program's line, as os._exit's own is, not a trace of our code."""
 
     def __init__(self) -> None:
         self.original: Callable[[int], Any] | None = None
@@ -116,15 +138,97 @@ class OsExitPatch:
             self.original = None
 
 
+class AtExitPatch:
+    """atexit.register, for the length of the program: the functions the program registers
+    (not torch's own) are kept and run when it ends (`run`), last registered first, as Python
+    runs them at exit; the run's process never reaches the interpreter's exit, so without this
+    their output (a summary, a saved file) would never come."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+        self.original: tuple[Any, Any] | None = None
+
+    def install(self) -> None:
+        import atexit
+
+        self.original = register, unregister = atexit.register, atexit.unregister
+        kept = self.kept
+
+        def register_(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+            caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
+            if caller.startswith(_TORCH_DIR):
+                return register(func, *args, **kwargs)
+            kept.append((func, args, kwargs))
+            return func
+
+        def unregister_(func: Callable[..., Any]) -> None:
+            kept[:] = [k for k in kept if k[0] != func]
+            unregister(func)
+
+        atexit.register, atexit.unregister = register_, unregister_  # type: ignore[assignment]
+
+    def uninstall(self) -> None:
+        import atexit
+
+        if self.original is not None:
+            atexit.register, atexit.unregister = self.original  # type: ignore[assignment]
+            self.original = None
+
+    def run(self) -> None:
+        """The program's exit functions, as the interpreter runs them: an exception is printed
+        and the next one runs."""
+        import traceback
+
+        while self.kept:
+            func, args, kwargs = self.kept.pop()
+            try:
+                func(*args, **kwargs)
+            except SystemExit:
+                pass
+            except BaseException:  # noqa: BLE001 - Python prints it and goes on
+                print(f"Exception ignored in atexit callback {func!r}:", file=sys.stderr)
+                traceback.print_exc()
+
+
 def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
     """How long the program may run: --max-seconds, else a third of the run's timeout (the
-    eager reference runs it again afterwards, and a report of what ran beats a timeout that
-    keeps nothing); and whether the timeout chose it."""
+    eager reference runs it again afterwards, under the same bound, and a report of what ran
+    beats a timeout that keeps nothing); and whether the timeout chose it."""
     if max_seconds:
         return max_seconds, False
     if timeout_s:
         return max(1.0, round(timeout_s / 3, 1)), True
     return None, False
+
+
+class Unseen:
+    """Our patches' files, for the length of the program, in Dynamo's own list of files it
+    never traces (trace_rules.FORCE_SKIP_FILES): a frame of ours that runs while a compiled
+    callable's callback is set (our Tensor.backward, os._exit, a call's wrapper, the counting
+    backend's first run of a graph) is run as Python runs it, never traced into a graph break
+    of its own; called from traced code it is a break at the program's line, as the torch or
+    C function it stands for is."""
+
+    def __init__(self, *files: str) -> None:
+        self.files = {os.path.abspath(f) for f in files}
+        self.added: set[str] = set()
+
+    def __enter__(self) -> Unseen:
+        try:
+            from torch._dynamo import trace_rules
+
+            skip = trace_rules.FORCE_SKIP_FILES
+        except (ImportError, AttributeError):  # pragma: no cover - a torch without the list
+            return self
+        self.added = self.files - skip
+        skip |= self.added
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from torch._dynamo import trace_rules
+
+        trace_rules.FORCE_SKIP_FILES.difference_update(self.added)
+        self.added = set()
 
 
 @dataclass
@@ -143,10 +247,10 @@ class Made:
     calls: int = 0
     #: The program-wide number of its first call (the report's order); None: never called.
     first_call: int | None = None
-    #: (records, trace, graphs) index ranges of the run's capture that arrived while it ran.
-    spans: list[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]] = field(default_factory=list)
     #: Why torch.compile was called unchanged, when it was (the counts are then the capture's).
     unwrapped: str = ""
+    #: The first exception a call of it raised, as torch gave it ("Type: first line").
+    raised: str = ""
 
 
 @dataclass
@@ -156,6 +260,67 @@ class Bounds:
     max_calls: int | None = None
     deadline: float | None = None
     started: float = field(default_factory=time.monotonic)
+
+
+class Owned(list):  # type: ignore[type-arg]
+    """One of the capture's lists, with the callable each item arrived under beside it
+    (`owners`: a Made's index, 0 for none), told by `owner` at each append."""
+
+    def __init__(self, items: list[Any], owner: Callable[[], int]) -> None:
+        super().__init__(items)
+        self.owners = [0] * len(items)
+        self.owner = owner
+        # Two threads' appends must not interleave between an item and its owner.
+        self.lock = threading.Lock()
+
+    def append(self, item: Any) -> None:
+        owner = self.owner()
+        with self.lock:
+            super().append(item)
+            self.owners.append(owner)
+
+    def of(self, index: int) -> list[Any]:
+        return [item for item, owner in zip(self, self.owners, strict=False) if owner == index]
+
+
+class CountingBackend:
+    """A program's backend (what torch.compile built from its arguments, or what it handed
+    torch._dynamo.optimize) behind the counting wrapper. Equal to another exactly where the
+    two backends are: Dynamo's BACKEND_MATCH compares them with `==`. Anything else Dynamo asks
+    of a backend (compiler_name, get_compiler_config, reset, ...) is the real one's."""
+
+    def __init__(self, real: Any, counting: Callable[..., Any]) -> None:
+        self.real = real
+        self._counting = counting
+        # Copied, not delegated: a class with __getattr__ as a backend crashes Dynamo's frame
+        # evaluation on 2.13 (a segfault at the first call).
+        for name in _BACKEND_NAMES:
+            if hasattr(real, name):
+                setattr(self, name, getattr(real, name))
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        return self._counting(gm, example_inputs, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CountingBackend) and _same_backend(self.real, other.real)
+
+    def __hash__(self) -> int:
+        return hash(type(self.real))
+
+
+#: What torch._dynamo reads off a backend (eval_frame, output_graph, repro, backends/*).
+_BACKEND_NAMES = frozenset(
+    {"compiler_name", "get_compiler_config", "backend_ctx_ctor", "reset", "compiler_fn", "__name__", "config"}
+)
+
+
+def _same_backend(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a backend whose == raises is another backend
+        return False
 
 
 class CompiledCallables:
@@ -181,34 +346,65 @@ class CompiledCallables:
         self.only = only
         self.bounds = bounds
         self.on_call = on_call
-        #: Told of each call that returned: (callable, program-wide call number, seconds, graphs
-        #: compiled during it, what it returned) - program_reference.py's record.
+        #: Told of each outermost call that returned in the program's main thread: (callable,
+        #: program-wide call number, seconds, graphs compiled during it, what it returned) -
+        #: program_reference.py's record (another thread's calls have no order to compare by).
         self.on_return = on_return
         self.made: list[Made] = []
         self.calls = 0
-        self._stack: list[Made] = []
-        self._open: tuple[int, int, int] | None = None
+        #: The stop, once a bound ended the program (kept: a bare `except:` may swallow it).
+        self.stopped: ProgramStopped | None = None
+        self._local = threading.local()
+        self._lock = threading.Lock()
         self._original: Callable[..., Any] | None = None
+        self._optimize: Callable[..., Any] | None = None
+        self._backends: list[CountingBackend] = []
         self._thread = threading.get_ident()
         #: The callable an exception propagated out of first (by id of the exception).
         self.raised_in: dict[int, Made] = {}
+        for name in ("records", "trace", "graphs"):
+            setattr(capture, name, Owned(getattr(capture, name), self._owner))
+        # A program runs torch's and its own modules' code too: a break there is shown there.
+        capture.own_break_lines = True
 
     # --- the patch ----------------------------------------------------------------------------
 
     def install(self) -> None:
+        import torch._dynamo
+
         self._original = original = torch.compile
+        self._optimize = optimize = torch._dynamo.optimize
 
         def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch's name
             return self._compile(model, *args, **kwargs)
 
+        def optimize_(*args: Any, **kwargs: Any) -> Any:
+            return self._optimize_call(*args, **kwargs)
+
         compile.__doc__ = original.__doc__
         compile.__wrapped__ = original  # type: ignore[attr-defined]
+        optimize_.__doc__ = optimize.__doc__
+        optimize_.__wrapped__ = optimize  # type: ignore[attr-defined]
         torch.compile = compile
+        torch._dynamo.optimize = optimize_
 
     def uninstall(self) -> None:
         if self._original is not None:
             torch.compile = self._original
             self._original = None
+        if self._optimize is not None:
+            torch._dynamo.optimize = self._optimize
+            self._optimize = None
+
+    def _stack(self) -> list[Made]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def _owner(self) -> int:
+        stack = getattr(self._local, "stack", None)
+        return stack[-1].index if stack else 0
 
     def _compile(self, model: Any = None, *args: Any, **kwargs: Any) -> Any:
         original = self._original
@@ -228,20 +424,63 @@ class CompiledCallables:
         effective, toggled = self._effective(kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
         made = Made(index, name, kind, file, line, options, toggled, model)
         self.made.append(made)
+        # torch.compile as the program called it (toggles laid over): only the backend it
+        # builds is swapped, where it reaches torch._dynamo.optimize (`_optimize_call`).
+        self._local.inside_compile = True
         try:
-            backend = self._counting_backend(effective)
-        except Exception as exc:  # noqa: BLE001 - torch.compile raises its own error below
-            backend = None
-            made.unwrapped = f"not counted on its own: {first_line(str(exc))}"
-        if backend is None or args:
             compiled = original(model, *args, **effective)
-        else:
-            rest = {k: v for k, v in effective.items() if k not in ("backend", "mode", "options")}
-            guard_filter = (effective.get("options") or {}).get("guard_filter_fn")
-            if guard_filter is not None:
-                rest["options"] = {"guard_filter_fn": guard_filter}
-            compiled = original(model, *args, backend=backend, **rest)
+        except BaseException:
+            self.made.remove(made)  # torch refused it (an unknown backend): no callable made
+            raise
+        finally:
+            self._local.inside_compile = False
         return self._wrapped(made, compiled)
+
+    def _optimize_call(self, *args: Any, **kwargs: Any) -> Any:
+        """torch._dynamo.optimize: from torch.compile (its backend counted), or the program's
+        own call (counted, and what it decorates recorded as a callable of its own)."""
+        optimize = self._optimize
+        assert optimize is not None
+        if args:
+            backend, args = args[0], args[1:]
+        else:
+            backend = kwargs.pop("backend", "inductor")
+        counted = self.counting(backend)
+        result = optimize(counted if counted is not None else backend, *args, **kwargs)
+        if getattr(self._local, "inside_compile", False):
+            return result
+        file, line = self._caller()
+        options = {"backend": _shown(backend), **{k: _shown(v) for k, v in kwargs.items()}}
+        return _Optimized(self, result, file, line, options)
+
+    def counting(self, backend: Any) -> CountingBackend | None:
+        """The shared counting backend for `backend` (one per set of equal backends); None
+        where it cannot be looked up (torch._dynamo.optimize raises its own error)."""
+        if isinstance(backend, CountingBackend):
+            return backend
+        try:
+            if isinstance(backend, str):
+                from torch._dynamo.backends.registry import lookup_backend
+
+                real = lookup_backend(backend)
+            elif callable(backend):
+                real = backend
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - torch says it, with its own words
+            return None
+        for shared in self._backends:
+            if _same_backend(shared.real, real):
+                return shared
+        made = CountingBackend(real, counting_around(real, self.capture, self.device))
+        self._backends.append(made)
+        return made
+
+    def made_by_optimize(self, fn: Any, file: str, line: int | None, options: dict[str, str]) -> Made:
+        name, kind = _name_of(fn)
+        made = Made(len(self.made) + 1, name, "optimize" if kind == "function" else kind, file, line, options, {}, fn)
+        self.made.append(made)
+        return made
 
     def _effective(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """The program's arguments with the toggled settings laid over, and what changed."""
@@ -260,33 +499,6 @@ class CompiledCallables:
         if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
             effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
         return effective, toggled
-
-    def _counting_backend(self, effective: dict[str, Any]) -> Callable[..., Any] | None:
-        """The program's backend, as torch.compile would build it, behind a counting wrapper;
-        None where torch.compile must see the arguments itself (it raises on them, or they are
-        the ahead-of-time path)."""
-        backend = effective.get("backend", "inductor")
-        mode, options = effective.get("mode"), effective.get("options")
-        if mode is not None and options is not None:
-            return None  # torch's own error
-        options = dict(options) if isinstance(options, dict) else options
-        if isinstance(options, dict):
-            options.pop("guard_filter_fn", None)
-            if options.pop("use_aoti", False):
-                return None
-        dynamic = effective.get("dynamic")
-        if isinstance(backend, str):
-            if backend == "inductor":
-                real = torch._TorchCompileInductorWrapper(mode, options, dynamic)
-            else:
-                real = torch._TorchCompileWrapper(backend, mode, options, dynamic)
-        elif callable(backend):
-            real = (
-                backend if mode is None and not options else torch._TorchCompileWrapper(backend, mode, options, dynamic)
-            )
-        else:
-            return None
-        return counting_around(real, self.capture, self.device)
 
     def _caller(self) -> tuple[str, int | None]:
         """The program's (or its own module's) file and line that called torch.compile: the
@@ -317,27 +529,36 @@ class CompiledCallables:
 
     def _counted(self, made: Made, fn: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() != self._thread:
-                return fn(*args, **kwargs)  # another thread's: not attributed
             self._check_bounds()
-            self.calls += 1
-            made.calls += 1
-            if made.first_call is None:
-                made.first_call = self.calls
-            self._enter(made)
-            seq, graphs, started = self.calls, len(self.capture.graphs), time.perf_counter()
+            with self._lock:
+                self.calls += 1
+                made.calls += 1
+                seq = self.calls
+                if made.first_call is None:
+                    made.first_call = seq
+            stack = self._stack()
+            stack.append(made)
+            main = threading.get_ident() == self._thread
+            graphs, started = len(self.capture.graphs), time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
-                if self.on_return is not None:
+                # Only a call no other compiled callable's call holds is compared: under the
+                # eager reference every nested call runs, compiled only those in eager parts.
+                if main and self.on_return is not None and len(stack) == 1:
                     _synchronize(self.device)
                     self.on_return(made, seq, time.perf_counter() - started, len(self.capture.graphs) - graphs, out)
                 return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
+                if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
+                    made.raised = made.raised or f"{type(exc).__name__}: {_first_line(exc)}"
+                    if main and self.on_return is not None and len(stack) == 1:
+                        # Kept in the sequence (so the two runs' calls still pair up), never compared.
+                        self.on_return(made, seq, time.perf_counter() - started, 0, RAISED)
                 raise
             finally:
-                self._leave()
-                if self.on_call is not None:
+                stack.pop()
+                if main and self.on_call is not None:
                     self.on_call(made)
 
         try:
@@ -347,57 +568,46 @@ class CompiledCallables:
         return call
 
     def _check_bounds(self) -> None:
+        if self.stopped is not None:
+            raise ProgramStopped(self.stopped.by, self.stopped.at)
         bounds = self.bounds
         if bounds.max_calls is not None and self.calls >= bounds.max_calls:
-            raise ProgramStopped("max_calls", self.calls)
+            self.stop(ProgramStopped("max_calls", self.calls))
         if bounds.deadline is not None and time.monotonic() >= bounds.deadline:
-            raise ProgramStopped("max_seconds", round(time.monotonic() - bounds.started, 3))
+            self.stop(ProgramStopped("max_seconds", round(time.monotonic() - bounds.started, 3)))
 
-    def _marks(self) -> tuple[int, int, int]:
-        cap = self.capture
-        return len(cap.records), len(cap.trace), len(cap.graphs)
+    def stop(self, stop: ProgramStopped) -> None:
+        """Keep the first stop, and raise it."""
+        self.keep(stop)
+        raise stop
 
-    def _enter(self, made: Made) -> None:
-        self._close_span()
-        self._stack.append(made)
-        self._open = self._marks()
-
-    def _leave(self) -> None:
-        self._close_span()
-        self._stack.pop()
-        self._open = self._marks() if self._stack else None
-
-    def _close_span(self) -> None:
-        if not self._stack or self._open is None:
-            return
-        now = self._marks()
-        start = self._open
-        self._stack[-1].spans.append(((start[0], now[0]), (start[1], now[1]), (start[2], now[2])))
-        self._open = None
-
-    def finish(self) -> None:
-        """Close the spans still open (a bound or an exception ended a call midway)."""
-        while self._stack:
-            self._leave()
+    def keep(self, stop: ProgramStopped) -> None:
+        """The run was stopped (the first stop is the one reported)."""
+        if self.stopped is None:
+            self.stopped = stop
 
     # --- what each callable saw -----------------------------------------------------------
 
     def capture_of(self, made: Made) -> RunCapture:
-        """The run's capture restricted to what arrived while `made` ran."""
+        """The run's capture restricted to what arrived while `made` ran (in any thread)."""
         cap = self.capture
-        records, trace, graphs = [], [], []
-        for (r0, r1), (t0, t1), (g0, g1) in made.spans:
-            records += cap.records[r0:r1]
-            trace += cap.trace[t0:t1]
-            graphs += cap.graphs[g0:g1]
+
+        def of(items: list[Any]) -> list[Any]:
+            return items.of(made.index) if isinstance(items, Owned) else []
+
         return RunCapture(
             snippet_path=cap.snippet_path,
-            records=records,
-            trace=trace,
-            graphs=graphs,
+            records=of(cap.records),
+            trace=of(cap.trace),
+            graphs=of(cap.graphs),
             first_runs=cap.first_runs,
             backend_facts=cap.backend_facts,
+            own_break_lines=cap.own_break_lines,
         )
+
+    def skips(self, made: Made) -> bool:
+        """Whether Dynamo's trace_rules skip the code a callable's calls run."""
+        return not self.skipped_reason(made).startswith(_NOT_SKIPPED)
 
     def skipped_reason(self, made: Made) -> str:
         """Why a callable that was called compiled no graph, where torch's rules say."""
@@ -413,11 +623,45 @@ class CompiledCallables:
                     f"torch's own code ({os.path.basename(code.co_filename)}), which Dynamo skips "
                     "(trace_rules); torch.compile(model) traces the module as a whole instead"
                 )
+            return _NOT_SKIPPED + " in it, or skipped its frames"  # its forward is the program's
         code = getattr(getattr(target, "forward", target), "__code__", None)
         if code is not None and _skipped(code):
             return f"Dynamo skips {code.co_name} ({os.path.basename(code.co_filename)}): trace_rules list it"
-        return "Dynamo traced no tensor operation in it, or skipped its frames"
+        return _NOT_SKIPPED + " in it, or skipped its frames"
 
+
+class _Optimized:
+    """What the program's own torch._dynamo.optimize(...) returned: as a decorator, what it
+    decorates is a compiled callable of its own; as a context (`with`), torch's."""
+
+    def __init__(
+        self, made: CompiledCallables, inner: Any, file: str, line: int | None, options: dict[str, str]
+    ) -> None:
+        self._made = made
+        self._inner = inner
+        self._where = (file, line, options)
+
+    def __call__(self, fn: Any) -> Any:
+        compiled = self._inner(fn)
+        if compiled is fn:
+            return fn  # torch's _NullDecorator: nothing compiled
+        file, line, options = self._where
+        return self._made._wrapped(self._made.made_by_optimize(fn, file, line, options), compiled)
+
+    def __enter__(self) -> Any:
+        return self._inner.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._inner.__exit__(*exc)
+
+    def __getattr_off__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_NOT_SKIPPED = "Dynamo traced no tensor operation"
+
+#: What a call that raised "returned", for on_return: it keeps its place, with nothing to compare.
+RAISED = object()
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
 
@@ -426,6 +670,14 @@ def _synchronize(device: str) -> None:
     """A call's time includes its GPU work, as torch.utils.benchmark's does."""
     if device.startswith("cuda") and torch.cuda.is_initialized():
         torch.cuda.synchronize()
+
+
+def _first_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose str raises
+        return ""
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
 
 
 def code_of(target: Any) -> types.CodeType | None:

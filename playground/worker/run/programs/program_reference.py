@@ -35,6 +35,7 @@ from playground.worker.run.compare.equivalence import verdict_of
 from playground.worker.run.compare.reference import portable_dumps
 from playground.worker.run.compare.value_walk import compare_values
 from playground.worker.run.programs.program_compiles import (
+    RAISED,
     Alarm,
     Bounds,
     CompiledCallables,
@@ -42,6 +43,7 @@ from playground.worker.run.programs.program_compiles import (
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    Unseen,
     program_seconds,
 )
 from playground.worker.run.spine import loading
@@ -55,6 +57,8 @@ MAX_CALLS_KEPT = 100_000
 
 #: Fewer steady calls than this on a side: its median is shown, the speedup marked unreliable.
 MIN_TIMED = 5
+#: A side whose calls' IQR is more than this share of their median: the speedup is unreliable.
+MAX_SPREAD = 0.5
 
 STANCE = 'torch.compiler.set_stance("force_eager")'
 
@@ -97,6 +101,11 @@ class Recorder:
 
     def __call__(self, m: Made, seq: int, seconds: float, compiled: int, out: Any) -> None:
         if seq > MAX_CALLS_KEPT:
+            return
+        if out is RAISED:
+            # It raised: in the sequence, so that the two runs' calls pair up, but no value and
+            # no steady time (counted as a call that compiled).
+            self._keep(ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled=1))
             return
         record = ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled)
         if m.calls <= RECORD_CALLS and self.bytes < RECORD_BYTES:
@@ -188,6 +197,52 @@ def _nbytes(value: dict[str, torch.Tensor]) -> int:
 # --- the reference's side ----------------------------------------------------------------------
 
 
+def our_files() -> tuple[str, ...]:
+    """The files of ours a program's run calls into while its callables run (`Unseen`)."""
+    from playground.worker.run.programs import program_compiles
+    from playground.worker.run.spine import calls
+
+    return (program_compiles.__file__, __file__, calls.__file__)
+
+
+class EagerOnly:
+    """The reference runs eagerly whatever the program does: no frame reaches Dynamo at all.
+    Every compiled callable's frame callback is asked of `_callback_from_stance` (torch's
+    stance, read at each call), which answers None here whatever the stance, so a program's
+    own set_stance("default"), `with set_stance(...)`, torch._dynamo.optimize or config change
+    cannot make it compile (a stance of our own could be undone by the program's); and
+    compiled autograd (the `compiled_autograd` config a compiled callable enables around its
+    calls) traces nothing."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[Any, str, Any]] = []
+
+    def install(self) -> None:
+        import contextlib
+
+        import torch._dynamo.compiled_autograd as compiled_autograd
+        import torch._dynamo.eval_frame as eval_frame
+
+        torch.compiler.set_stance("force_eager")
+        for owner, name, value in (
+            (eval_frame, "_callback_from_stance", _eager_callback),
+            (compiled_autograd, "_enable", lambda *a, **k: contextlib.nullcontext()),
+        ):
+            if hasattr(owner, name):
+                self.saved.append((owner, name, getattr(owner, name)))
+                setattr(owner, name, value)
+
+    def uninstall(self) -> None:
+        while self.saved:
+            owner, name, value = self.saved.pop()
+            setattr(owner, name, value)
+
+
+def _eager_callback(callback: Any) -> None:
+    """No callback: the frame runs as Python runs it, untraced (torch's "force_eager")."""
+    return None
+
+
 def run_reference(request: Any, sink: Any) -> None:
     """In the eager reference process: the program once more under force_eager, its callables'
     calls written to `sink` one by one (a process killed half-way leaves what it made)."""
@@ -203,6 +258,7 @@ def run_reference(request: Any, sink: Any) -> None:
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
     )
     patch = BackwardPatch(made, recorder)
+    eager = EagerOnly()
     scope = loading.SnippetScope(path, "__main__", not request.warmup)
     text = request.run.text
     note = ""
@@ -213,16 +269,17 @@ def run_reference(request: Any, sink: Any) -> None:
         made.install()
         patch.install()
         exits.install()
-        torch.compiler.set_stance("force_eager")
+        eager.install()
         loading.seed_everything()
         try:
-            with Alarm(seconds):
+            with Unseen(*our_files()), Alarm(seconds):
                 loading.run_code(code, module)
         except (ProgramStopped, ProgramOsExit, SystemExit):
             pass
     except BaseException as exc:  # noqa: BLE001 - the reference's end is data, never raised
         note = f"the eager run of the program raised {type(exc).__name__}"
     finally:
+        eager.uninstall()
         exits.uninstall()
         patch.uninstall()
         made.uninstall()
@@ -346,8 +403,20 @@ def _timings(m: Made, ours: list[ProgramCall], theirs: list[ProgramCall]) -> Tim
     eager = [b.seconds * 1e3 for _, b in steady]
     c_ms, e_ms = statistics.median(compiled), statistics.median(eager)
     unreliable = ""
+    spread = max(
+        (_iqr(times) / median, side, median, _iqr(times))
+        for side, times, median in (("compiled", compiled, c_ms), ("eager", eager, e_ms))
+        if median > 0
+    )
     if len(steady) < MIN_TIMED:
         unreliable = f"only {len(steady)} steady call(s) of it (at least {MIN_TIMED} are needed)"
+    elif spread[0] > MAX_SPREAD:
+        # The program's own calls are no benchmark: inputs of other sizes, the machine's other
+        # work, a call that waited on I/O. A median inside such a spread says little.
+        unreliable = (
+            f"its {spread[1]} calls' times spread over {spread[3]:.3g} ms (IQR) around a median of "
+            f"{spread[2]:.3g} ms: the calls differ or the machine was busy"
+        )
     return Timings(
         note=(
             "the program's own calls, timed as it made them: the first call and any call that "

@@ -84,6 +84,7 @@ class SnippetScope:
             return []
         installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
         installed.add(os.path.realpath(os.path.dirname(os.path.abspath(__file__))))  # playground itself
+        installed |= _compiler_caches()  # Inductor's generated modules, imported from its cache
         found = set()
         for name in set(sys.modules) - self.modules_before:
             module = sys.modules.get(name)
@@ -97,6 +98,30 @@ class SnippetScope:
                 continue
             found.add(real)
         return sorted(found)
+
+
+def _compiler_caches() -> set[str]:
+    """The folders Inductor writes and imports its generated code from (its cache)."""
+    found = set()
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+        found.add(os.path.realpath(cache_dir()))
+    except Exception:  # noqa: BLE001 - a torch without it: the default below
+        pass
+    import tempfile
+
+    found.add(os.path.realpath(os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}")))
+    return found
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name: no such folder either
+        return ""
 
 
 def load(ctx: RunContext, scope: SnippetScope) -> types.ModuleType:
