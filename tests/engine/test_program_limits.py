@@ -14,9 +14,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Each k a constant Dynamo specializes on: with automatic dynamic shapes off, every new k fails
+#: the last guard and recompiles, until the eighth. (With it on, torch makes k dynamic at the
+#: first recompile and compiles 2 graphs in all: no limit; a counting backend per torch.compile
+#: call made it reach the limit only through BACKEND_MATCH recompiles of its own making.)
 PROGRAM = """
 import torch
 
+torch._dynamo.config.automatic_dynamic_shapes = False
 for k in range(1, 13):
     f = torch.compile(lambda x, k=k: x * k, backend="eager")
     f(torch.ones(2))

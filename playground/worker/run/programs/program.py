@@ -32,21 +32,25 @@ from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.compare.reference import References
 from playground.worker.run.programs import program_reference
+from playground.worker.run.programs.made import (
+    Bounds,
+    Made,
+    Unseen,
+)
 from playground.worker.run.programs.program_compiles import (
     TOGGLABLE,
+    CompiledCallables,
+    code_of,
+)
+from playground.worker.run.programs.program_reference import our_files
+from playground.worker.run.programs.stops import (
     Alarm,
     AtExitPatch,
-    Bounds,
-    CompiledCallables,
-    Made,
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
-    Unseen,
-    code_of,
     program_seconds,
 )
-from playground.worker.run.programs.program_reference import our_files
 from playground.worker.run.spine import decomp_table, loading
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import first_line, safe_str

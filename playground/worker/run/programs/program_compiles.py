@@ -30,19 +30,19 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import sys
 import threading
 import time
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from playground.engine.program import PROGRAM_TOGGLES, matches
 from playground.worker.capture.records import RunCapture
+from playground.worker.run.programs.made import Bounds, CountingBackend, Made, Owned, same_backend
+from playground.worker.run.programs.stops import ProgramOsExit, ProgramStopped
 from playground.worker.run.spine.calls import counting_around
 
 #: The settings a user can toggle over a program's own torch.compile arguments.
@@ -50,277 +50,6 @@ TOGGLABLE = PROGRAM_TOGGLES
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-class ProgramStopped(BaseException):
-    """A bound ended the program (--max-calls, --max-seconds). A BaseException, so that the
-    program's own `except Exception` cannot swallow it; a bare `except:` can, so the stop is
-    also kept (CompiledCallables.stopped) and raised again at every later call."""
-
-    def __init__(self, by: str, at: float) -> None:
-        super().__init__(f"stopped by {by} at {at}")
-        self.by = by
-        self.at = at
-
-
-class ProgramOsExit(BaseException):
-    """The program called os._exit(code): in the run's process that would end the run before
-    its report, so the call ends the program instead, like sys.exit (a process the program
-    forked exits for real)."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__(f"os._exit({code})")
-        self.code = code
-
-
-class Alarm:
-    """--max-seconds for a program that stops calling its compiled callables (a long eager
-    stretch). A bound lands between two calls of a compiled callable (CompiledCallables checks
-    it before each call), never inside the program's own code; only a program that makes no
-    call for a long while past its bound (`late_s`) is interrupted wherever it is, as a last
-    resort before the run's timeout kills it with nothing kept."""
-
-    def __init__(self, seconds: float | None, stopped: Callable[[ProgramStopped], None] | None = None) -> None:
-        self.seconds = seconds
-        self.started = time.monotonic()
-        self.previous: Any = None
-        self.stopped = stopped
-
-    @staticmethod
-    def late_s(seconds: float) -> float:
-        """How long past the bound a program without calls runs on: half the bound, 2 s at least."""
-        return max(2.0, seconds / 2)
-
-    def __enter__(self) -> Alarm:
-        if self.seconds:
-            self.previous = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds + self.late_s(self.seconds))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cancel()
-
-    def _expired(self, signum: int, frame: types.FrameType | None) -> None:
-        stop = ProgramStopped("max_seconds", round(time.monotonic() - self.started, 3))
-        if self.stopped is not None:
-            self.stopped(stop)
-        raise stop
-
-    def cancel(self) -> None:
-        if self.seconds and self.previous is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-            self.previous = None
-
-
-class OsExitPatch:
-    """os._exit, for the length of the program, raising ProgramOsExit in this process. Dynamo
-    never traces the replacement (`Unseen`): inside a compiled function the call is a graph
-    break at the program's line, as os._exit's own is, not a trace of our code."""
-
-    def __init__(self) -> None:
-        self.original: Callable[[int], Any] | None = None
-
-    def install(self) -> None:
-        self.original = original = os._exit
-        pid = os.getpid()
-
-        def _exit(code: int) -> Any:
-            if os.getpid() == pid and threading.current_thread() is threading.main_thread():
-                raise ProgramOsExit(code)
-            return original(code)
-
-        os._exit = _exit  # type: ignore[assignment]
-
-    def uninstall(self) -> None:
-        if self.original is not None:
-            os._exit = self.original  # type: ignore[assignment]
-            self.original = None
-
-
-class AtExitPatch:
-    """atexit.register, for the length of the program: the functions the program registers
-    (not torch's own) are kept and run when it ends (`run`), last registered first, as Python
-    runs them at exit; the run's process never reaches the interpreter's exit, so without this
-    their output (a summary, a saved file) would never come."""
-
-    def __init__(self) -> None:
-        self.kept: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
-        self.original: tuple[Any, Any] | None = None
-
-    def install(self) -> None:
-        import atexit
-
-        self.original = register, unregister = atexit.register, atexit.unregister
-        kept = self.kept
-
-        def register_(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
-            caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
-            if caller.startswith(_TORCH_DIR):
-                return register(func, *args, **kwargs)
-            kept.append((func, args, kwargs))
-            return func
-
-        def unregister_(func: Callable[..., Any]) -> None:
-            kept[:] = [k for k in kept if k[0] != func]
-            unregister(func)
-
-        atexit.register, atexit.unregister = register_, unregister_  # type: ignore[assignment]
-
-    def uninstall(self) -> None:
-        import atexit
-
-        if self.original is not None:
-            atexit.register, atexit.unregister = self.original  # type: ignore[assignment]
-            self.original = None
-
-    def run(self) -> None:
-        """The program's exit functions, as the interpreter runs them: an exception is printed
-        and the next one runs."""
-        import traceback
-
-        while self.kept:
-            func, args, kwargs = self.kept.pop()
-            try:
-                func(*args, **kwargs)
-            except SystemExit:
-                pass
-            except BaseException:  # noqa: BLE001 - Python prints it and goes on
-                print(f"Exception ignored in atexit callback {func!r}:", file=sys.stderr)
-                traceback.print_exc()
-
-
-def program_seconds(max_seconds: float | None, timeout_s: float | None) -> tuple[float | None, bool]:
-    """How long the program may run: --max-seconds, else a third of the run's timeout (the
-    eager reference runs it again afterwards, under the same bound, and a report of what ran
-    beats a timeout that keeps nothing); and whether the timeout chose it."""
-    if max_seconds:
-        return max_seconds, False
-    if timeout_s:
-        return max(1.0, round(timeout_s / 3, 1)), True
-    return None, False
-
-
-class Unseen:
-    """Our patches' files, for the length of the program, in Dynamo's own list of files it
-    never traces (trace_rules.FORCE_SKIP_FILES): a frame of ours that runs while a compiled
-    callable's callback is set (our Tensor.backward, os._exit, a call's wrapper, the counting
-    backend's first run of a graph) is run as Python runs it, never traced into a graph break
-    of its own; called from traced code it is a break at the program's line, as the torch or
-    C function it stands for is."""
-
-    def __init__(self, *files: str) -> None:
-        self.files = {os.path.abspath(f) for f in files}
-        self.added: set[str] = set()
-
-    def __enter__(self) -> Unseen:
-        try:
-            from torch._dynamo import trace_rules
-
-            skip = trace_rules.FORCE_SKIP_FILES
-        except (ImportError, AttributeError):  # pragma: no cover - a torch without the list
-            return self
-        self.added = self.files - skip
-        skip |= self.added
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from torch._dynamo import trace_rules
-
-        trace_rules.FORCE_SKIP_FILES.difference_update(self.added)
-        self.added = set()
-
-
-@dataclass
-class Made:
-    """One compiled callable as the program made it."""
-
-    index: int
-    name: str
-    kind: str
-    file: str
-    line: int | None
-    options: dict[str, str]
-    toggled: dict[str, str]
-    #: The object handed to torch.compile (the function, module or bound method).
-    original: Any = None
-    calls: int = 0
-    #: The program-wide number of its first call (the report's order); None: never called.
-    first_call: int | None = None
-    #: Why torch.compile was called unchanged, when it was (the counts are then the capture's).
-    unwrapped: str = ""
-    #: The first exception a call of it raised, as torch gave it ("Type: first line").
-    raised: str = ""
-
-
-@dataclass
-class Bounds:
-    """How long a program may run: calls of compiled callables, and seconds (None: unbounded)."""
-
-    max_calls: int | None = None
-    deadline: float | None = None
-    started: float = field(default_factory=time.monotonic)
-
-
-class Owned(list):  # type: ignore[type-arg]
-    """One of the capture's lists, with the callable each item arrived under beside it
-    (`owners`: a Made's index, 0 for none), told by `owner` at each append."""
-
-    def __init__(self, items: list[Any], owner: Callable[[], int]) -> None:
-        super().__init__(items)
-        self.owners = [0] * len(items)
-        self.owner = owner
-        # Two threads' appends must not interleave between an item and its owner.
-        self.lock = threading.Lock()
-
-    def append(self, item: Any) -> None:
-        owner = self.owner()
-        with self.lock:
-            super().append(item)
-            self.owners.append(owner)
-
-    def of(self, index: int) -> list[Any]:
-        return [item for item, owner in zip(self, self.owners, strict=False) if owner == index]
-
-
-class CountingBackend:
-    """A program's backend (what torch.compile built from its arguments, or what it handed
-    torch._dynamo.optimize) behind the counting wrapper. Equal to another exactly where the
-    two backends are: Dynamo's BACKEND_MATCH compares them with `==`. Anything else Dynamo asks
-    of a backend (compiler_name, get_compiler_config, reset, ...) is the real one's."""
-
-    def __init__(self, real: Any, counting: Callable[..., Any]) -> None:
-        self.real = real
-        self._counting = counting
-        # Copied, not delegated: a class with __getattr__ as a backend crashes Dynamo's frame
-        # evaluation on 2.13 (a segfault at the first call).
-        for name in _BACKEND_NAMES:
-            if hasattr(real, name):
-                setattr(self, name, getattr(real, name))
-
-    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        return self._counting(gm, example_inputs, **kwargs)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CountingBackend) and _same_backend(self.real, other.real)
-
-    def __hash__(self) -> int:
-        return hash(type(self.real))
-
-
-#: What torch._dynamo reads off a backend (eval_frame, output_graph, repro, backends/*).
-_BACKEND_NAMES = frozenset(
-    {"compiler_name", "get_compiler_config", "backend_ctx_ctor", "reset", "compiler_fn", "__name__", "config"}
-)
-
-
-def _same_backend(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - a backend whose == raises is another backend
-        return False
 
 
 class CompiledCallables:
@@ -470,7 +199,7 @@ class CompiledCallables:
         except Exception:  # noqa: BLE001 - torch says it, with its own words
             return None
         for shared in self._backends:
-            if _same_backend(shared.real, real):
+            if same_backend(shared.real, real):
                 return shared
         made = CountingBackend(real, counting_around(real, self.capture, self.device))
         self._backends.append(made)

@@ -34,16 +34,20 @@ from playground.worker.capture.records import RunCapture
 from playground.worker.run.compare.equivalence import verdict_of
 from playground.worker.run.compare.reference import portable_dumps
 from playground.worker.run.compare.value_walk import compare_values
+from playground.worker.run.programs.made import (
+    Bounds,
+    Made,
+    Unseen,
+)
 from playground.worker.run.programs.program_compiles import (
     RAISED,
-    Alarm,
-    Bounds,
     CompiledCallables,
-    Made,
+)
+from playground.worker.run.programs.stops import (
+    Alarm,
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
-    Unseen,
     program_seconds,
 )
 from playground.worker.run.spine import loading
