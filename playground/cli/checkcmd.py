@@ -168,11 +168,10 @@ async def _check_one(
     code = exit_code(report, args)
     if code == EXIT_ERROR and report.error is not None:
         whose = f"{snippet}: " if several else ""
-        print(
-            f"compile-playground: {one_line(whose + report.error.one_line(report.kind == 'program'))}", file=sys.stderr
-        )
+        said = report.error.one_line(report.kind == "program")
         hint = taken_for(prepared.source.text if prepared.source else None, report.kind == "program")
         if hint and report.error.kind == "snippet":
-            print(f"compile-playground: {whose}{hint}", file=sys.stderr)
+            said += f"; {hint}"  # on the same line: each error is one stderr line
+        print(f"compile-playground: {one_line(whose + said)}", file=sys.stderr)
     # A requested export that was not written is an error (2), never a finding (1).
     return code if written else EXIT_ERROR

@@ -141,9 +141,12 @@ def is_program(text: str) -> bool:
 
 def taken_for(text: str | None, program: bool) -> str:
     """One line for a file that looks like neither a snippet nor a program: what it was taken
-    for and how to force the other ("" for a file that is plainly one of them)."""
+    for and how to force the other ("" for a file that is plainly one of them, or was not read or
+    holds nothing: its error says why)."""
+    if not text or not text.strip():
+        return ""
     try:
-        tree = ast.parse(text or "")
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return ""
     snippet_like = defines_target(tree) and defines_inputs(tree)

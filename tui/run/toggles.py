@@ -40,5 +40,6 @@ STEPS: dict[str, Step] = {
     "ranks": lambda s, _: replace(s, ranks=cycle(RANK_CHOICES, s.ranks)),
 }
 
-#: The passes a key switches on and off, with the words the run's reason gives them.
-PASS_WORDS: dict[str, str] = {"kernels": "kernels profile", "guard_what_if": "guard what-if"}
+#: The passes a key switches on and off, by their `Passes` field's name (as attribute names, not
+#: the request's wire keys), with the words the run's reason gives them.
+PASS_WORDS: dict[str, str] = dict(kernels="kernels profile", guard_what_if="guard what-if")
