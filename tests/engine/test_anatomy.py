@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -89,3 +93,44 @@ def test_cold_run_says_caches_bypassed(worker, snippet):
     assert row["modules"][0]["fx_graph_cache"] in ("", "bypass")
     names = {(c["module"], c["name"]) for c in row["config"]}
     assert ("compiler", "force_disable_caches") in names
+
+
+RESETS = """
+import torch
+
+@torch.compile
+def fn(x):
+    return x.sin() + {scale}
+
+for _ in range(3):
+    fn(torch.randn(4))
+    torch._dynamo.reset()  # compile ids start again at 0/0
+"""
+
+
+def _plain_trace_counts(path, tmp_path) -> tuple[int, int]:
+    """(compiles, Inductor output modules) in torch's own trace of `python PATH`."""
+    folder = tmp_path / "trace"
+    env = {**os.environ, "TORCH_TRACE": str(folder)}
+    subprocess.run([sys.executable, str(path)], env=env, check=True, capture_output=True, timeout=600)
+    text = "".join(p.read_text() for p in folder.iterdir())
+    return text.count('{"dynamo_output_graph"'), text.count('{"inductor_output_code"')
+
+
+@pytest.mark.inductor
+def test_a_program_that_resets_gets_each_compiles_own_modules(tmp_path):
+    # After a reset the next compile is 0/0 again: its modules are its own, never piled onto
+    # the first 0/0's as "backward" passes that never ran.
+    path = tmp_path / "resets.py"
+    path.write_text(RESETS.format(scale=round(random.uniform(2, 3), 9)))
+    compiles, modules = _plain_trace_counts(path, tmp_path)
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    report = json.loads(done.stdout)
+    assert report["kind"] == "program" and report["error"] is None
+    rows = report["compile_anatomy"]
+    assert len(rows) == report["graph_count"] == compiles == 3
+    assert {row["compile_id"] for row in rows} == {"0/0"}
+    assert sum(len(row["modules"]) for row in rows) == modules
+    for row in rows:
+        assert [m["pass"] for m in row["modules"]] == ["forward"]

@@ -7,7 +7,10 @@ On both torch versions the trace carries, per compiled module, `inductor_output_
 module's source, on a cache hit too), `inductor_post_grad_graph` (an artifact on a miss, a
 top-level key on an AOT-autograd hit) and an `fx_graph_cache_{hit,miss,bypass}` artifact; per
 frame, an `aotautograd_cache_*` artifact and `compilation_metrics`. A frame with a backward has
-two modules under one compile id, the forward first.
+two modules under one compile id, the forward first. Compile ids start again at 0/0 after
+`torch._dynamo.reset()` (a program may reset between compiles): each `dynamo_output_graph` of an
+id begins that id's next compile, and a graph's facts are those of its own compile, the k-th graph
+under an id the k-th compile of it.
 """
 
 from __future__ import annotations
@@ -83,24 +86,33 @@ def _compile_id(md: dict[str, Any]) -> str:
     return f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
 
 
-def _frames(trace: list[tuple[dict[str, Any], Any]]) -> dict[str, _Frame]:
-    frames: dict[str, _Frame] = {}
+def _frames(trace: list[tuple[dict[str, Any], Any]]) -> dict[tuple[str, int], _Frame]:
+    """The facts of each compile, keyed by (compile id, which compile of that id)."""
+    frames: dict[tuple[str, int], _Frame] = {}
+    compiles: dict[str, int] = {}
+
+    def of(cid: str) -> tuple[str, int]:
+        return cid, max(compiles.get(cid, 0) - 1, 0)
+
     for md, payload in trace:
         artifact = (md.get("artifact") or {}).get("name") if isinstance(md.get("artifact"), dict) else None
-        if "inductor_output_code" in md and isinstance(payload, str):
-            frame = frames.setdefault(_compile_id(md), _Frame())
+        if "dynamo_output_graph" in md:
+            cid = _compile_id(md)
+            compiles[cid] = compiles.get(cid, 0) + 1
+        elif "inductor_output_code" in md and isinstance(payload, str):
+            frame = frames.setdefault(of(_compile_id(md)), _Frame())
             frame.codes.append(payload)
             frame.provenance.append(Provenance())
         elif (artifact == "inductor_post_grad_graph" or "inductor_post_grad_graph" in md) and isinstance(payload, str):
-            frame = frames.setdefault(_compile_id(md), _Frame())
+            frame = frames.setdefault(of(_compile_id(md)), _Frame())
             frame.post_grad.append(len(POST_GRAD_NODE.findall(payload)))
             frame.post_grad_ops.append(dict(POST_GRAD_OP.findall(payload)))
         elif artifact in _PROVENANCE and isinstance(payload, str):
-            frame = frames.setdefault(_compile_id(md), _Frame())
+            frame = frames.setdefault(of(_compile_id(md)), _Frame())
             if frame.provenance:  # it follows the output module it describes
                 _read_provenance(frame.provenance[-1], artifact, payload)
         elif artifact and (match := _CACHE_ARTIFACT.match(artifact)):
-            frame = frames.setdefault(_compile_id(md), _Frame())
+            frame = frames.setdefault(of(_compile_id(md)), _Frame())
             if match.group(1) == "fx_graph_cache":
                 frame.fx_cache.append((match.group(2), _cache_key(payload)))
             else:
@@ -109,8 +121,21 @@ def _frames(trace: list[tuple[dict[str, Any], Any]]) -> dict[str, _Frame]:
             metrics = md["compilation_metrics"] or {}
             ir = metrics.get("ir_count")
             if isinstance(ir, int) and ir > 0:
-                frames.setdefault(str(metrics.get("compile_id")), _Frame()).ir_nodes = ir
+                frames.setdefault(of(str(metrics.get("compile_id"))), _Frame()).ir_nodes = ir
     return frames
+
+
+def _per_graph(trace: list[tuple[dict[str, Any], Any]], graphs: list[Graph]) -> list[tuple[Graph, _Frame]]:
+    """Each graph beside the facts of its own compile (the k-th graph of an id: its k-th compile)."""
+    frames = _frames(trace)
+    seen: dict[str, int] = {}
+    out = []
+    for graph in graphs:
+        cid = graph.compile_id or ""
+        nth = seen.get(cid, 0)
+        seen[cid] = nth + 1
+        out.append((graph, frames.get((cid, nth), _Frame())))
+    return out
 
 
 def _read_provenance(into: Provenance, artifact: str, payload: str) -> None:
@@ -155,11 +180,9 @@ HANDLE = re.compile(r"# \[Provenance debug handles\] ([\w.]+:\d+)")
 
 def modules(trace: list[tuple[dict[str, Any], Any]], graphs: list[Graph]) -> list[ModuleInfo]:
     """Every output module of the run's graphs, in graph order, forward before backward."""
-    frames = _frames(trace)
     out = []
-    for graph in graphs:
+    for graph, frame in _per_graph(trace, graphs):
         cid = graph.compile_id or ""
-        frame = frames.get(cid, _Frame())
         for i, code in enumerate(frame.codes):
             kernels, extern = kernels_in(code)
             out.append(
@@ -190,11 +213,9 @@ def anatomy(
     trace: list[tuple[dict[str, Any], Any]], graphs: list[Graph], facts: dict[str, BackendFacts]
 ) -> tuple[GraphAnatomy, ...]:
     """One GraphAnatomy per graph the backend was handed, in order."""
-    frames = _frames(trace)
     out = []
-    for graph in graphs:
+    for graph, frame in _per_graph(trace, graphs):
         cid = graph.compile_id or ""
-        frame = frames.get(cid, _Frame())
         seen = facts.get(cid)
         modules = []
         for i, code in enumerate(frame.codes):
