@@ -36,7 +36,11 @@ def check(path: Path, *flags: str) -> dict[str, Any]:
 
 def plain(path: Path) -> dict[str, Any]:
     cmd = [sys.executable, str(ROOT / "tests" / "plain_truth.py"), str(path)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+    # TORCH_LOGS set, torch ignores a program's own set_logs calls (tests/programs/own_logs.py's
+    # would otherwise turn off the records the truth counts); it changes what is logged, never
+    # what is compiled.
+    env = {**os.environ, "TORCH_LOGS": "graph_breaks,recompiles"}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -250,12 +251,16 @@ class _Dispatcher(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.target: RunCapture | None = None
+        self._last: logging.LogRecord | None = None
         self.setFormatter(compat.torch_log_formatter())
 
     def emit(self, record: logging.LogRecord) -> None:
         target = self.target
-        if target is None:
+        # After the code's own set_logs this handler is on an artifact's logger and on its parent
+        # too (compat.keep_capture_through_set_logs): one record, met twice on its way up.
+        if target is None or record is self._last:
             return
+        self._last = record
         try:
             target.records.append(
                 LogRecord(
@@ -303,6 +308,7 @@ class Capturer:
         compat.enable_artifact_logs()
         self.handler = _Dispatcher()
         self.trace_handler = _TraceDispatcher()
+        self._kept: AbstractContextManager[None] | None = None
         self._install()
 
     def _install(self) -> None:
@@ -324,6 +330,8 @@ class Capturer:
         self.trace_handler.keep_lines = keep_trace_lines
         self.handler.target = capture
         self.trace_handler.target = capture
+        self._kept = compat.keep_capture_through_set_logs(self.handler, self.trace_handler)
+        self._kept.__enter__()
         return capture
 
     def pause(self) -> None:
@@ -334,3 +342,6 @@ class Capturer:
     def end(self) -> None:
         self.handler.target = None
         self.trace_handler.target = None
+        if self._kept is not None:
+            kept, self._kept = self._kept, None
+            kept.__exit__(None, None, None)

@@ -6,9 +6,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 import torch._logging
+import torch._logging._internal
+
+#: torch's own set_logs, as imported: ours call it even while a run's code sees the wrapper that
+#: keeps our capture through the code's own calls (keep_capture_through_set_logs).
+_TORCH_SET_LOGS = torch._logging.set_logs
 
 #: The artifact loggers are named "<module>.__<artifact>"; these suffixes pick them out.
 ARTIFACTS = ("graph_breaks", "recompiles", "guards")
@@ -23,7 +29,64 @@ def enable_artifact_logs() -> None:
     """What TORCH_LOGS=graph_breaks,recompiles_verbose,guards turns on, plus the dynamo warnings
     (recompile_limit) at their default level. recompiles_verbose lists the failing guard of every
     cache entry (with its user stack), where plain recompiles stops at the first entry's."""
-    torch._logging.set_logs(graph_breaks=True, recompiles=True, recompiles_verbose=True, guards=True)
+    _TORCH_SET_LOGS(graph_breaks=True, recompiles=True, recompiles_verbose=True, guards=True)
+
+
+#: The artifacts enable_artifact_logs turns on, by torch's names.
+_OURS = ("graph_breaks", "recompiles", "recompiles_verbose", "guards")
+
+
+@contextmanager
+def keep_capture_through_set_logs(handler: logging.Handler, trace_handler: logging.Handler) -> Iterator[None]:
+    """While a run's code runs, its own `torch._logging.set_logs(...)` (a program's, a recipe's)
+    does what it does under python (its settings, its stderr handlers, its warning under
+    TORCH_LOGS) and then our capture joins again. Measured on 2.13: set_logs clears every torch
+    logger's handlers and the structured trace's, and `set_logs(graph_breaks=False)` turns the
+    artifact off in torch's log state, which Dynamo reads before it logs a recompile: a program
+    with two breaks and two recompiles was reported with none."""
+
+    def set_logs(*args: Any, **kwargs: Any) -> None:
+        _TORCH_SET_LOGS(*args, **kwargs)
+        _rejoin(handler, trace_handler)
+
+    set_logs.__doc__ = _TORCH_SET_LOGS.__doc__
+    saved = torch._logging.set_logs, torch._logging._internal.set_logs
+    torch._logging.set_logs = torch._logging._internal.set_logs = set_logs
+    try:
+        yield
+    finally:
+        torch._logging.set_logs, torch._logging._internal.set_logs = saved
+
+
+def _rejoin(handler: logging.Handler, trace_handler: logging.Handler) -> None:
+    """Our artifacts on in torch's log state and into `handler`, printed only where the code's own
+    settings print them: an artifact it did not ask for stops at its own logger (propagate off).
+    Every torch logger gets `handler` beside the stream handler set_logs gave it (the dynamo
+    warnings, the recompile limit's among them), and the trace logger `trace_handler`. A record
+    that reaches `handler` twice on its way up is the handler's to take once."""
+    from torch._logging._internal import log_registry, log_state, trace_log
+
+    wanted = {name for name in _OURS if log_state.is_artifact_enabled(name)}
+    # Code that asked for `recompiles` alone prints torch's short form: with recompiles_verbose on,
+    # torch would log the long form instead, to a logger the code did not ask for.
+    ours = [name for name in _OURS if not (name == "recompiles_verbose" and "recompiles" in wanted - {name})]
+    for name in ours:
+        log_state.enable_artifact(name)
+    for qname in log_registry.get_log_qnames():
+        logger = logging.getLogger(qname)
+        if handler not in logger.handlers:
+            logger.addHandler(handler)
+    for qname in log_registry.get_artifact_log_qnames():
+        logger = logging.getLogger(qname)
+        name = getattr(logger, "artifact_name", None)
+        if name in ours:
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = name in wanted
+            if handler not in logger.handlers:
+                logger.addHandler(handler)
+    trace_log.setLevel(logging.DEBUG)
+    if trace_handler not in trace_log.handlers:
+        trace_log.addHandler(trace_handler)
 
 
 @contextmanager
@@ -31,7 +94,7 @@ def artifact_logs_off() -> Iterator[None]:
     """torch's logs at their defaults for a while, then ours again: with the guards artifact on,
     Dynamo hands a guard filter every value guard twice (measured on 2.13 and 2.14: 267 entries
     where a plain program's filter gets 139; the guard tree is the same)."""
-    torch._logging.set_logs()
+    _TORCH_SET_LOGS()
     try:
         yield
     finally:

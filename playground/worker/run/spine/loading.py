@@ -25,6 +25,29 @@ from playground.worker.run.spine.failures import RunFailure, failure
 TEMPLATE_IMPORTS: set[str] = set()
 
 
+#: The folder holding our own packages: the client puts it first on the worker's PYTHONPATH.
+_OUR_ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+)
+
+
+def as_python_would(path: list[str], cwd: str | None = None, ours: str = _OUR_ROOT) -> list[str]:
+    """The worker's sys.path as `python FILE` would have it, less the file's folder: without the
+    folder the worker was started in (`python -m` puts it first; `python FILE` does not) and with
+    our root last, where the run's own later imports still find it. A program run from elsewhere
+    imported modules of the user's current folder that python would not find, and torch's logs
+    named its files `.venv/lib/.../torch/...` where python prints `torch/...` (torch names a file
+    by the first sys.path entry that holds it). Only the first of each is ours: the user's own
+    PYTHONPATH may name them again."""
+    out = list(path)
+    started_in = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    for entry in (started_in, ours):
+        found = next((i for i, p in enumerate(out) if p and os.path.abspath(p) == entry), None)
+        if found is not None:
+            del out[found]
+    return [*out, ours]
+
+
 def unshadow(snippet_dir: str) -> None:
     """In a run's child: forget the packages the template imported that the snippet's own folder
     shadows (an earlier snippet elsewhere imported the installed `foo`; this one has a `foo.py`
@@ -61,7 +84,7 @@ class SnippetScope:
         if self.track_imports:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
-            sys.path.insert(0, os.path.dirname(self.path))
+            sys.path[:] = [os.path.dirname(self.path), *as_python_would(sys.path)]
             unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)

@@ -1,0 +1,121 @@
+"""A program sees what `python PROG` would give it: the sys.path python makes (the program's
+folder first, never the folder the playground was started in, torch's files named from
+site-packages), and torch's logs as its own set_logs calls set them, while the playground still
+reads every break and recompile. Each side runs in a fresh process; the truth is plain python's."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.torch
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 300
+
+
+def _check(path: Path, cwd: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def _python(path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+
+
+def _truth(path: Path, cwd: Path) -> dict[str, Any]:
+    """tests/plain_truth.py's counts; TORCH_LOGS set, torch ignores the program's own set_logs."""
+    env = {**os.environ, "TORCH_LOGS": "graph_breaks,recompiles"}
+    cmd = [sys.executable, str(ROOT / "tests" / "plain_truth.py"), str(path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _write(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_a_program_cannot_import_from_the_folder_it_was_started_in_as_python_cannot(tmp_path: Path) -> None:
+    # The user's current folder holds a module the program's folder does not: python does not
+    # look there for `python prog/prog.py`.
+    _write(tmp_path / "only_in_cwd.py", "WHERE = 'cwd'\n")
+    prog = _write(
+        tmp_path / "prog" / "prog.py",
+        """
+        import json, sys
+        import torch
+
+        try:
+            import only_in_cwd
+            found = only_in_cwd.WHERE
+        except ImportError:
+            found = None
+        print(json.dumps({"found": found, "first": sys.path[0]}))
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        """,
+    )
+    plain = _python(prog, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    report = _check(prog, cwd=tmp_path)
+    assert report["error"] is None, report["error"]
+    seen = json.loads(report["output"]["text"].strip().splitlines()[-1])
+    assert seen == truth == {"found": None, "first": str(prog.parent)}
+
+
+def _logged(text: str, artifact: str) -> list[str]:
+    """The lines of one artifact, less the time and process id at their head."""
+    return [line.split(" ", 3)[3] for line in text.splitlines() if f"[__{artifact}]" in line]
+
+
+def test_a_programs_own_set_logs_prints_what_python_prints_and_is_still_read(tmp_path: Path) -> None:
+    prog = _write(
+        tmp_path / "logs.py",
+        """
+        import torch
+
+        torch._logging.set_logs(graph_breaks=True)
+
+        @torch.compile(backend="eager", dynamic=False)
+        def f(x):
+            x = x + 1
+            torch._dynamo.graph_break()
+            return x * 2
+
+        for n in (3, 4):
+            f(torch.randn(n))
+        print("done")
+        """,
+    )
+    plain = _python(prog, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    printed = _logged(plain.stderr, "graph_breaks")
+    assert printed and all(re.match(r"torch/_dynamo/\w+\.py:\d+\]", line) for line in printed), printed[:2]
+    report = _check(prog, cwd=tmp_path)
+    assert report["error"] is None, report["error"]
+    shown = _logged(report["output"]["text"], "graph_breaks")
+    # Each graph-break record as python printed it: the same file and line, the same message
+    # (the user code traceback of a record holds the playground's own frames below the
+    # program's, so the records' first lines are compared).
+    heads = [line for line in printed if "Graph break in user code" in line]
+    assert [line for line in shown if "Graph break in user code" in line] == heads
+    # The recompiles the program did not ask to see are not printed, and are still read.
+    assert not _logged(report["output"]["text"], "recompiles") and not _logged(plain.stderr, "recompiles")
+    truth = _truth(prog, cwd=tmp_path)
+    assert truth["graph_break_count"] == 2, truth
+    for field in ("graph_count", "recompile_count", "graph_break_count"):
+        assert report[field] == truth[field], (field, report[field], truth[field])
