@@ -93,6 +93,7 @@ def join(
         os.environ["OMP_NUM_THREADS"] = "1"
         torch.set_num_threads(1)
     if not make_group:
+        _program_meets_in(place, side)
         return
     import torch.distributed as dist
 
@@ -113,6 +114,28 @@ def store_path(place: RankPlace, side: str) -> str:
     gives up about a second later on a FileStore than on a TCPStore (measured on 2.13: 4.0 s
     for a 3 s timeout)."""
     return os.path.join(place.folder, f"{side}.store")
+
+
+def _program_meets_in(place: RankPlace, side: str) -> None:
+    """A program's own `init_process_group()` (env://, as under torchrun) met in a FileStore in
+    the group's folder, not in the TCPStore torch would make on MASTER_PORT: that one listens on
+    every interface (compat/rendezvous.py). Each rendezvous of the process in a file of its own
+    (a program that ends its group and makes another meets afresh, as on a new TCPStore); every
+    rank makes them in the same order, as their groups pair only then."""
+    import torch.distributed as dist
+
+    from playground.worker.compat.rendezvous import env_rendezvous_in
+
+    made = [0]
+
+    def store(rank: int, world_size: int, timeout: datetime.timedelta) -> Any:
+        path = os.path.join(place.folder, f"{side}.program{made[0]}.store")
+        made[0] += 1
+        file_store = dist.FileStore(path, world_size)
+        file_store.set_timeout(timeout)
+        return file_store
+
+    env_rendezvous_in(store)
 
 
 def _backend(place: RankPlace, device: str) -> str:
