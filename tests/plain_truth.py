@@ -6,6 +6,10 @@ counters["stats"]["unique_graphs"]), the recompiles and graph breaks it logged (
 `recompiles` and `graph_breaks` artifacts, counted, never parsed), the exception the program
 ended with (type and message), and its exit status.
 
+Under torchrun (`torchrun --nproc-per-node N tests/plain_truth.py PROGRAM`) each rank prints its
+own object, with its "rank" (torchrun's RANK; None outside torchrun), in one write to the
+stdout the ranks share, so that no two ranks' lines mix.
+
 No torch.compile is patched and no backend wrapped, unlike tests/program_truth.py: this is the
 program's own run, the truth the playground must not change (tests/test_program_corpus.py).
 """
@@ -51,18 +55,19 @@ def main(argv: list[str]) -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:  # noqa: BLE001 - the program's exception is part of the truth
         code, raised = 1, {"type": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
-    print(
-        json.dumps(
-            {
-                "torch": torch.__version__,
-                "exit": code,
-                "exception": raised,
-                "graph_count": counters["stats"]["unique_graphs"],
-                "recompile_count": logged["recompiles"],
-                "graph_break_count": logged["graph_breaks"],
-            }
-        )
+    said = json.dumps(
+        {
+            "torch": torch.__version__,
+            "rank": int(os.environ["RANK"]) if "RANK" in os.environ else None,
+            "exit": code,
+            "exception": raised,
+            "graph_count": counters["stats"]["unique_graphs"],
+            "recompile_count": logged["recompiles"],
+            "graph_break_count": logged["graph_breaks"],
+        }
     )
+    sys.stdout.flush()  # the program's own output first
+    os.write(1, (said + "\n").encode())
 
 
 if __name__ == "__main__":
