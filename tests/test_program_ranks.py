@@ -2,7 +2,8 @@
 PROGRAM` runs it: the program's own `init_process_group()`, its DDP and its torch.compile calls.
 Each rank's graphs, graph breaks and recompiles are the ones torch logs for the same program run
 by plain torchrun (tests/plain_truth.py in each of torchrun's processes: torch's own counters and
-TORCH_LOGS records, nothing of ours), and nothing of the run listens on an address another host
+TORCH_LOGS records, nothing of ours); a break in torch's file is named by that file in check's
+text; and nothing of the run listens on an address another host
 could reach: the program's env:// rendezvous meets in a file of the run's private folder, not in
 the TCPStore torch makes on MASTER_PORT (which listens on every interface).
 
@@ -18,9 +19,13 @@ import sys
 import textwrap
 import threading
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from playground.cli.textreport import render
+from playground.engine.report import GraphBreak, Report
+from playground.engine.wording import breaks
 from tests.engine.test_ranks_private import _descendants, _listening, _loopback
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,13 +59,18 @@ def torchrun_truth(path: Path, world: int) -> list[dict[str, Any]]:
     return [by_rank[rank] for rank in range(world)]
 
 
+@cache
+def ddp_train_report() -> dict[str, Any]:
+    return check(DDP_TRAIN, 2)
+
+
 def test_a_ddp_program_compiles_on_each_rank_what_it_compiles_under_torchrun() -> None:
     truth = torchrun_truth(DDP_TRAIN, 2)
     assert all(t["exit"] == 0 and t["exception"] is None for t in truth), truth
     # The ranks differ (rank 1's short last batches recompile): a report that gave every rank
     # rank 0's counts would not pass.
     assert truth[0]["recompile_count"] != truth[1]["recompile_count"], truth
-    report = check(DDP_TRAIN, 2)
+    report = ddp_train_report()
     assert report["kind"] == "program", report["notes"]
     assert report["error"] is None, report["error"]
     assert report["world_size"] == 2 and len(report["ranks"]) == 2
@@ -70,6 +80,35 @@ def test_a_ddp_program_compiles_on_each_rank_what_it_compiles_under_torchrun() -
     assert {field: report[field] for field in COUNTS} == found[0]
     assert "recompiles" in {d["what"] for d in report["divergence"]}, report["divergence"]
     assert all(rank["program_exit"]["code"] == 0 for rank in report["ranks"])
+
+
+def test_a_break_in_torchs_own_file_is_named_by_that_file_in_checks_text() -> None:
+    report = ddp_train_report()
+    assert report["error"] is None, report["error"]
+    sites = {(b["file"], b["line"]) for b in report["graph_breaks"]}
+    # DDP's forward breaks in torch's own file (the line torch logged), the model's in the program's.
+    ddp = [(f, line) for f, line in sites if f.endswith("/torch/nn/parallel/distributed.py")]
+    own = [line for f, line in sites if f == report["snippet"]]
+    assert ddp and own, sites
+    text = render(Report.from_dict(report))
+    for _, line in ddp:
+        assert f"  torch/nn/parallel/distributed.py:{line}  Unsupported" in text, text
+        assert f"  line {line}  " not in text, text
+    for line in own:
+        assert f"  line {line}  Data-dependent branching" in text, text
+
+
+def test_a_breaks_place_names_its_file_when_it_is_not_the_programs_own() -> None:
+    torch_file = "/venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py"
+    site = GraphBreak(reason="Unsupported method call", file=torch_file, line=1757)
+    assert breaks.where(site, "/home/me/train.py") == "torch/nn/parallel/distributed.py:1757"
+    assert breaks.where(site) == "torch/nn/parallel/distributed.py:1757"  # a library's, by its folder
+    stdlib = GraphBreak(file="/usr/lib/python3.11/contextlib.py", line=105)
+    assert breaks.where(stdlib, "/home/me/train.py") == "contextlib.py:105"
+    helper = GraphBreak(file="/home/me/helpers.py", line=7)
+    assert breaks.where(helper, "/home/me/train.py") == "helpers.py:7"
+    assert breaks.where(GraphBreak(file="/home/me/train.py", line=22), "/home/me/train.py") == "line 22"
+    assert breaks.site_lines(site, "/home/me/train.py")[0].text.startswith("torch/nn/parallel/distributed.py:1757  ")
 
 
 #: The program's own group, held for 3 s on both ranks (compiled run and eager reference alike),

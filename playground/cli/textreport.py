@@ -77,7 +77,7 @@ def _break_lines(report: Report) -> list[str]:
     lines = [f"graph breaks ({report.graph_break_count}):"]
     lines += _indented(breaks.distinct_lines(report))
     for site in report.graph_breaks:
-        lines += _indented(breaks.site_lines(site))
+        lines += _indented(breaks.site_lines(site, report.snippet))
     return lines
 
 

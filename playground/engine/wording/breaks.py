@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 import os
+import re
 
-from playground.engine.report import GraphBreak, Report
+from playground.engine.report import BreakSite, GraphBreak, Report
 from playground.engine.wording.line import BAD, DIM, HEADING, HINT, WARN, Line, plural
 
+#: The part of a path up to a library's own: site-packages (or Debian's dist-packages), or the
+#: standard library's folder. What follows names the file as an import does (torch/nn/...).
+_LIBRARY = re.compile(r".*/(?:site-packages|dist-packages)/|.*/lib/python\d+\.\d+/")
 
-def where(site: GraphBreak) -> str:
-    """ "line 10", the file's name when the break is outside the snippet, or "outside the snippet"."""
+
+def short_file(path: str) -> str:
+    """A file named as its library names it ("torch/nn/parallel/distributed.py", "contextlib.py"),
+    or by its name alone."""
+    library = _LIBRARY.match(path)
+    return path[library.end() :] if library else os.path.basename(path)
+
+
+def elsewhere(path: str, own: str | None = None) -> bool:
+    """Whether `path` is another file than the snippet's or the program's own (`own`, the
+    report's `snippet`): one of torch's or a library's (known by its folder when `own` is not
+    given), or another file of the user's."""
+    if not path:
+        return False
+    if _LIBRARY.match(path):
+        return True
+    return bool(own) and os.path.realpath(path) != os.path.realpath(own or "")
+
+
+def where(site: GraphBreak | BreakSite, own: str | None = None) -> str:
+    """ "line 10" in the snippet's (or the program's) own file; "torch/nn/parallel/distributed.py:1757"
+    in another file (`elsewhere`); the file's name when torch gave no line; or "outside the snippet"."""
     if site.line:
-        return f"line {site.line}"
+        return f"{short_file(site.file)}:{site.line}" if elsewhere(site.file, own) else f"line {site.line}"
     return os.path.basename(site.file) or "outside the snippet"
 
 
@@ -20,11 +44,11 @@ def hints(site: GraphBreak) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h for h in (*site.hints, site.hint) if h))
 
 
-def site_lines(site: GraphBreak) -> tuple[Line, ...]:
+def site_lines(site: GraphBreak, own: str | None = None) -> tuple[Line, ...]:
     """The site's title (where, the reason, how often, torch's id), then torch's explanation
-    and its hints under it."""
+    and its hints under it. `own`: the report's snippet (or program), for `where`."""
     title = Line.of(
-        f"{where(site)}  ",
+        f"{where(site, own)}  ",
         (site.reason or site.gb_type or "graph break", BAD),
         (f"  fired {plural(site.count, 'time')}", DIM),
         (f"  [{site.gb_id}]" if site.gb_id else "", DIM),
@@ -63,10 +87,9 @@ def distinct_lines(report: Report) -> tuple[Line, ...]:
     records = sum(site.count for site in sites)
     out = [Line.of(f"distinct breaks: {plural(len(sites), 'site')}, {plural(records, 'record')}", tag=HEADING)]
     for site in sites:
-        where_ = f"line {site.line}" if site.line else (os.path.basename(site.file) or "outside the snippet")
         out.append(
             Line.of(
-                f"{where_}  ",
+                f"{where(site, report.snippet)}  ",
                 (site.gb_type or "graph break", BAD),
                 f"  x{site.count}",
                 (f"  [{site.gb_id}]" if site.gb_id else "", DIM),

@@ -123,7 +123,8 @@ def callable_lines(
         lines.append(Line.of((note, WARN if compiled_nothing else DIM), depth=1))
     lines += _against_eager(c)
     for site in c.graph_breaks:
-        shown = breaks.site_lines(site) if detail else breaks.site_lines(site)[:1]
+        shown = breaks.site_lines(site, program_file or None)
+        shown = shown if detail else shown[:1]
         lines += [Line.of(*line.pieces, tag=line.tag, depth=1 + line.depth) for line in shown]
     for r in c.recompiles:
         where = f"line {r.line}" if r.line else r.function
