@@ -63,6 +63,7 @@ from playground.worker.compat.profiler import (
     KERNEL_PROFILE_OPTIONS,
     profiled,
 )
+from playground.worker.compat.rendezvous import env_rendezvous_in
 from playground.worker.compat.run_state import (
     cache_counts,
     clear_run_state,
@@ -107,6 +108,7 @@ __all__ = [
     "dynamo_tracing_at",
     "eager_graph_code",
     "enable_artifact_logs",
+    "env_rendezvous_in",
     "keep_capture_through_set_logs",
     "entry_accepts",
     "error_on_graph_break",

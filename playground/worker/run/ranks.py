@@ -124,7 +124,7 @@ def _program_meets_in(place: RankPlace, side: str) -> None:
     rank makes them in the same order, as their groups pair only then."""
     import torch.distributed as dist
 
-    from playground.worker.compat.rendezvous import env_rendezvous_in
+    from playground.worker.compat import env_rendezvous_in
 
     made = [0]
 
