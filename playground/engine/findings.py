@@ -134,5 +134,6 @@ def superseded(findings: Report, complete: Report) -> str:
 
 
 def still_compiling(backend: str) -> str:
-    """The status while the findings are shown and the backend still compiles."""
-    return f"Dynamo's findings shown; {backend} compiling…"
+    """The status while the findings are shown and the backend still compiles (the summary bar
+    ends it with an ellipsis: "findings shown; inductor compiling…")."""
+    return f"findings shown; {backend} compiling"
