@@ -20,6 +20,7 @@ from playground.worker.process.child import Inherited, said_why
 from playground.worker.process.output import OutputCapture
 from playground.worker.process.witness import Witness
 from playground.worker.run.compare.reference import GO
+from playground.worker.run.spine import malloc
 from playground.worker.run.spine.request import WorkerRequest
 
 
@@ -41,9 +42,15 @@ def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int) -> 
             os._exit(1)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
+        # A session of its own: where the kernel schedules by session (autogroup, Linux's
+        # default on desktops), the lane then gets a share of its own instead of a slice of the
+        # worker's, which the run's child and Inductor's compilers are using up.
+        with contextlib.suppress(OSError):
+            os.setsid()
         for fd in inherited.template_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        malloc.keep_freed_memory()  # as a run's child: it lives for one run
         limits.set_threads()
         signal.sigwait({GO})  # the run's child has loaded the snippet
         limits.cap_memory()
