@@ -78,7 +78,12 @@ def main(
             print(f"compile-playground: --present: {exc}", file=sys.stderr)
             return 2
     settings = initial_settings(snippet, settings_overrides)
-    flags = RunFlags(timing=timing, min_run_time=DEFAULT_MIN_RUN_TIME_S if min_run_time is None else min_run_time)
+    # The app shows Dynamo's findings while a slow backend compiles (playground/engine/findings.py).
+    flags = RunFlags(
+        timing=timing,
+        min_run_time=DEFAULT_MIN_RUN_TIME_S if min_run_time is None else min_run_time,
+        early_findings=True,
+    )
     engine = real_engine(timeout_s=timeout_s)
     app = make_app(
         snippet,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
 from playground.cli.textreport import render
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
-from playground.engine.events import DiagnosticsEvent, RestartEvent, RunEvent
+from playground.engine.events import DiagnosticsEvent, FindingsEvent, RestartEvent, RunEvent
 from playground.engine.live import LiveRuns
 from playground.engine.report import Report
 from playground.engine.run_request import RunRequest
@@ -85,6 +86,9 @@ class _Watch:
             return  # a newer save exists: this run's lines are stale
         if isinstance(event, DiagnosticsEvent) and event.report.stage == "diagnostics":
             self.show("diagnostics", event.report)  # the stream's contract: once the calls ran
+        elif isinstance(event, FindingsEvent) and self.args.json_lines:
+            # An extension: Dynamo's findings while a slow backend compiles (docs/report.md).
+            self.show("findings", event.report)
         elif isinstance(event, RestartEvent) and not self.args.json_lines:
             print(f"worker restarted: {event.reason}", file=sys.stderr)
 
@@ -98,7 +102,8 @@ class _Watch:
         try:
             text = prepared.source.text if prepared.source else None
             program = program_of(args, text, args.program_args)
-            request = RunRequest(prepared, run_flags_of(args), passes_of(args), program=program)
+            flags = dataclasses.replace(run_flags_of(args), early_findings=True)
+            request = RunRequest(prepared, flags, passes_of(args), program=program)
             result = await self.client.run(request, lambda event: self._on_event(gen, event))
         except RunCancelled:
             return

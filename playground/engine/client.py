@@ -25,6 +25,7 @@ from playground.engine.errors import RunCancelled, WorkerUnavailable
 from playground.engine.events import (
     DiagnosticsEvent,
     EventHandler,
+    FindingsEvent,
     FixEvent,
     Progress,
     ProgressEvent,
@@ -215,6 +216,10 @@ class WorkerClient:
                 early = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 failures.diagnosed(early)
                 emit(DiagnosticsEvent(early))
+            elif (found := FindingsEvent.from_dict(message)) is not None:
+                # The findings lane's: Dynamo's findings while the backend compiles.
+                stamped = follow.note(self._stamp(found.report, sha, started))
+                emit(dataclasses.replace(found, report=stamped, run_id=None))
             elif event == "report":
                 report = follow.note(self._stamp(Report.from_dict(message["report"]), sha, started))
                 if not follow.tries_fixes:

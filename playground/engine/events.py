@@ -35,6 +35,39 @@ class DiagnosticsEvent:
 
 
 @dataclass(frozen=True)
+class FindingsEvent:
+    """What Dynamo found in the run's calls, from the run's findings lane (a process beside the
+    run that makes the same calls with backend "eager" and only the capture), sent while a slow
+    backend still compiles: graphs, breaks, guards and recompiles (`report.stage == "findings"`,
+    its settings the run's own). The complete report supersedes it (playground/engine/findings.py
+    says where the two differ). Also the pipe's message: `to_dict`/`from_dict`."""
+
+    report: Report
+    #: The backend the lane traced with, and the one the run is still compiling with.
+    lane_backend: str = "eager"
+    run_id: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": "findings",
+            "id": self.run_id,
+            "lane_backend": self.lane_backend,
+            "report": self.report.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FindingsEvent | None:
+        """The "findings" message `data` is, or None for another message (or one without a report)."""
+        if data.get("event") != "findings" or not isinstance(data.get("report"), dict):
+            return None
+        return cls(
+            report=Report.from_dict(data["report"]),
+            lane_backend=str(data.get("lane_backend") or "eager"),
+            run_id=data.get("id"),
+        )
+
+
+@dataclass(frozen=True)
 class RestartEvent:
     """The worker had died and was started again before this run (the torch import paid again)."""
 
@@ -158,7 +191,7 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-RunEvent = ProgressEvent | DiagnosticsEvent | RestartEvent | FixEvent
+RunEvent = ProgressEvent | DiagnosticsEvent | FindingsEvent | RestartEvent | FixEvent
 EventHandler = Callable[[RunEvent], Any]
 
 

@@ -38,6 +38,9 @@ class RunFlags(Wire):
     timing: bool = True
     min_run_time: float = DEFAULT_MIN_RUN_TIME_S
     timeout_s: float | None = None
+    #: Show Dynamo's findings before a slow backend's complete report (a findings lane beside
+    #: the run: playground/engine/findings.py); the app and `watch` ask for it, `check` does not.
+    early_findings: bool = False
 
 
 #: No flags given: timed, for DEFAULT_MIN_RUN_TIME_S a side, under the client's timeout.

@@ -355,8 +355,9 @@ def test_the_command_line_passes_its_flags_to_the_app(snippet: Path, monkeypatch
     assert tui.cli.main(str(snippet), {"backend": "aot_eager"}, timing=False, min_run_time=0.5) == 0
     assert made["pinned"] == {"backend": "aot_eager"}
     assert made["settings"].backend == "aot_eager"
-    # the run flags hold for every run (--no-timing, --min-run-time); the timeout is the client's
-    assert made["run_flags"] == RunFlags(timing=False, min_run_time=0.5)
+    # the run flags hold for every run (--no-timing, --min-run-time); the timeout is the client's;
+    # the app asks for Dynamo's findings while a slow backend compiles
+    assert made["run_flags"] == RunFlags(timing=False, min_run_time=0.5, early_findings=True)
     assert engines == [{"timeout_s": None}]
 
 

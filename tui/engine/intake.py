@@ -22,7 +22,7 @@ from playground.engine.caps import DEFAULT_LIMIT, LIMITS, cap
 from playground.engine.report import Report, RunError
 from playground.engine.settings import Settings
 from playground.engine.textsafe import visible
-from tui.engine.messages import DiagnosticsReady, Progress, WorkerRestarted
+from tui.engine.messages import DiagnosticsReady, FindingsReady, Progress, WorkerRestarted
 
 T = TypeVar("T")
 
@@ -85,6 +85,8 @@ def event_message(generation: int, event: events.RunEvent) -> Message | None:
         return Progress(generation, visible(event.step), event.call, event.calls, visible(event.message))
     if isinstance(event, events.DiagnosticsEvent):
         return DiagnosticsReady(generation, visible_report(event.report))
+    if isinstance(event, events.FindingsEvent):
+        return FindingsReady(generation, visible_report(event.report))
     if isinstance(event, events.RestartEvent):
         return WorkerRestarted(generation, visible(event.reason))
     return None

@@ -83,6 +83,15 @@ class DiagnosticsReady(RunMessage):
 
 
 @dataclass
+class FindingsReady(RunMessage):
+    """Dynamo's findings from the run's findings lane (backend eager), shown while the run's
+    own backend still compiles; the complete report supersedes them."""
+
+    generation: int
+    report: Report = field(repr=False)
+
+
+@dataclass
 class RunFinished(RunMessage):
     """The complete report (errors included: they are data), and torch's structured trace
     when the run asked for one (written to a file, never kept with the report)."""

@@ -39,7 +39,7 @@ def verdict(ok: bool) -> Text:
 def absent(report: Report, pending: str, absent: str) -> Text:
     """What a pane says for a section the report does not have: `pending` while the run is
     still going (the report is an early stage), `absent` once it is complete without it."""
-    return Text(pending if report.stage in ("traced", "diagnostics") else absent, style=DIM)
+    return Text(pending if report.stage in ("traced", "findings", "diagnostics") else absent, style=DIM)
 
 
 def styled(line: Line, indent: str = "") -> Text:

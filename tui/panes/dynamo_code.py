@@ -22,7 +22,7 @@ def render_dynamo_code(report: Report) -> RenderableType:
     if report.dynamo_code is None:
         if report.world_size is not None:  # asking would not fill it: say so, not "the next run fills it"
             return Text(words.ACROSS_RANKS, style=DIM)
-        if report.stage in ("traced", "diagnostics"):
+        if report.stage in ("traced", "findings", "diagnostics"):
             return Text(words.PENDING, style=DIM)
         if report.dynamo_code_note:  # e.g. depyf is not installed: say so, not "not asked"
             return Group(Text(report.dynamo_code_note, style=WARN), Text(words.NOT_ASKED, style=DIM))

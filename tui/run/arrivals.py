@@ -16,6 +16,7 @@ from playground.engine.events import Trace
 from tui.engine.intake import error_report
 from tui.engine.messages import (
     DiagnosticsReady,
+    FindingsReady,
     Progress,
     RunFinished,
     RunMessage,
@@ -41,6 +42,7 @@ class Arrivals:
             RunStarted: self._run_started,
             Progress: self._progress,
             DiagnosticsReady: self._diagnostics_ready,
+            FindingsReady: self._findings_ready,
             RunFinished: self._run_finished,
         }
         handlers[type(message)](message)
@@ -84,10 +86,18 @@ class Arrivals:
 
     def _progress(self: Any, message: Progress) -> None:
         if self._current(message.generation):
-            self.show_run(RunState("running", message.step, message.call, message.calls, message=message.message))
+            state = RunState("running", message.step, message.call, message.calls, message=message.message)
+            self.show_run(self._results.early.state(state, message.generation))
+
+    def _findings_ready(self: Any, message: FindingsReady) -> None:
+        """Dynamo's findings from the run's findings lane, while its backend compiles."""
+        if self._current(message.generation):
+            self._results.early.arrived(message.report, message.generation)
+            self._results.arrived(message.report, message.generation)
+            self.show_run(self._results.early.state(self._run_state, message.generation))
 
     def _diagnostics_ready(self: Any, message: DiagnosticsReady) -> None:
-        if self._current(message.generation):
+        if self._current(message.generation) and self._results.early.diagnosed(message.report, message.generation):
             self._results.arrived(message.report, message.generation)
             self.publish()
 
@@ -95,6 +105,9 @@ class Arrivals:
         if not self._current(message.generation):
             return  # a newer save or setting made it stale: never shown as current
         report = message.report
+        superseded = self._results.early.finished(report, message.generation)
+        if superseded:
+            self._app.notify(superseded, severity="warning", timeout=10)
         self._watching.follow(self._requests.follow(report))
         if self._requests.take_trace(message.generation):
             self.write_trace(message.trace)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from playground.engine.history import History
 from playground.engine.report import Report
 from tui.run.compare import BeforeAfter, since_previous
+from tui.run.early import EarlyFindings
 from tui.run.findings import missing_backend, refused_break
 
 
@@ -34,7 +35,7 @@ def short_error(report: Report) -> str:
 class RunResults:
     """`good` is the newest result without a failure, `attempt` the newest of any kind;
     `history` keeps every complete run with the text that ran, `since` the newest against the
-    previous one with the same settings."""
+    previous one with the same settings, `early` the findings shown before the complete report."""
 
     def __init__(self) -> None:
         self.good: Report | None = None
@@ -42,11 +43,14 @@ class RunResults:
         self.attempt: Report | None = None
         self.history = History()
         self.since: BeforeAfter | None = None
+        #: Dynamo's findings of the newest run while its backend compiles (early.py).
+        self.early = EarlyFindings()
 
     def clear(self) -> None:
         """Another snippet: before/after compares versions of one file, so it starts afresh."""
         self.good, self.good_generation, self.attempt = None, -1, None
         self.history, self.since = History(), None
+        self.early = EarlyFindings()
 
     def stale(self, generation: int, source_sha: str) -> bool:
         """Whether `good` is not the result of the newest request or of the text on screen."""

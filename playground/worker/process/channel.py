@@ -3,8 +3,12 @@ pickle: nothing of the user's crosses the boundary but JSON). Worker-side, torch
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import tempfile
+import threading
 from typing import TYPE_CHECKING, Any
 
 from playground.engine.caps import cap_all
@@ -41,6 +45,13 @@ class Channel:
         #: Each run's key, by run id: the client believes a message about a run only when it
         #: carries the key the client gave that run.
         self._keys: dict[Any, str] = {}
+        #: A record lock that every process writing on the pipe holds for a whole message: a
+        #: run's child and its findings lane speak at once, and a message longer than the pipe's
+        #: atomic write (4 KiB) would otherwise interleave with the other's. A POSIX lock is the
+        #: process's own, so forked writers exclude each other; the threading lock keeps two
+        #: threads of one process from releasing each other's.
+        self._lock_file = tempfile.TemporaryFile()
+        self._threads = threading.Lock()
 
     def expect(self, request: WorkerRequest) -> WorkerRequest:
         """Sign this run's messages with the key its request brought; the request without it,
@@ -73,13 +84,29 @@ class Channel:
         # reused would take the report somewhere else without a word.
         if _identity(self.out_fd) != self._identity:
             raise ChannelLost(self.out_fd)
-        view = memoryview(data)
-        while view:
-            try:
-                written = os.write(self.out_fd, view)
-            except OSError as exc:
-                raise ChannelLost(self.out_fd) from exc
-            view = view[written:]
+        with self._threads, self._locked():
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(self.out_fd, view)
+                except OSError as exc:
+                    raise ChannelLost(self.out_fd) from exc
+                view = view[written:]
+
+    @contextlib.contextmanager
+    def _locked(self) -> Any:
+        """The writers' lock for one message; none when the snippet closed its descriptor."""
+        fd = self._lock_file.fileno()
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX)
+        except (OSError, ValueError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                fcntl.lockf(fd, fcntl.LOCK_UN)
 
     def read_available(self) -> list[dict[str, Any]]:
         """The complete messages that one read brings (call when select says readable)."""

@@ -20,6 +20,7 @@ from typing import Any
 from playground.worker import compat
 from playground.worker.process import limits, procs
 from playground.worker.process.child import Inherited, said_why
+from playground.worker.process.findings_lane import fork_lane
 from playground.worker.process.readback import read_regular
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
@@ -32,7 +33,7 @@ class Forked:
     """The two reference processes of one run, forked by the template before it hands the run
     to its child; killed and their folder removed when the run ends."""
 
-    def __init__(self, inherited: Inherited, request: WorkerRequest) -> None:
+    def __init__(self, inherited: Inherited, request: WorkerRequest, *, lane: bool = False) -> None:
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
         self.pids: list[int] = []
         # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
@@ -42,9 +43,13 @@ class Forked:
             # Across ranks there is none: it would run on one rank's demand only, and a collective
             # of the snippet's would wait for the other ranks' (reference.NO_PROCESS).
             wide = self._fork(inherited, request, "float64") if request.rank is None else NO_PROCESS
+            # The findings lane (findings_lane.py), when the run has one: started with the eager one.
+            findings = fork_lane(inherited, request) if lane else NO_PROCESS
+            if lane:
+                self.pids.append(findings)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        self.info = ReferenceProcesses(self.folder, eager, wide)
+        self.info = ReferenceProcesses(self.folder, eager, wide, findings)
 
     def _fork(self, inherited: Inherited, request: WorkerRequest, side: str) -> int:
         parent = os.getpid()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
+from playground.engine import findings
 from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
@@ -79,6 +80,8 @@ class Template:
         self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
         #: The job torchrun launched us in (None: none): every run is then this process's rank of it.
         self.launch = launch_of(os.environ)
+        #: The code and settings compiled here: a save of the same code gets no findings lane.
+        self.compiled_before = findings.CompiledBefore()
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -194,9 +197,12 @@ class Template:
             if self.isolated:
                 # Forked before the run's child gets its request: they load the snippet
                 # alongside it, from the template's state, as it does (run/compare/reference.py).
-                self.references = Forked(self.inherited(), unsigned)  # never the run's key
+                lane = findings.lane_wanted(request.run, self.compiled_before)
+                self.references = Forked(self.inherited(), unsigned, lane=lane)  # never the run's key
                 run = self.references.request(run)
             outcome, status, held = self._first(run)
+            if outcome == "ok":
+                self.compiled_before.add(request.run)  # the backend's caches now hold its graphs
             if outcome == "died" and self.references is not None:
                 eager = self.references.eager_failure(wait_s=min(request.run.flags.timeout_s or 30.0, 30.0))
                 if eager is not None:

@@ -268,12 +268,12 @@ class Phases:
 
     def run(self, scope: loading.SnippetScope, base: Report, references: References) -> None:
         """The phases in order: load, calls and their diagnostics, equivalence, timing, passes."""
-        loaded, done = self._load_and_call(scope, base, references)
+        loaded, done = self.load_and_call(scope, base, references)
         self._compare(loaded, done, references)
         self._time(loaded, done)
         self._passes(loaded, done)
 
-    def _load_and_call(
+    def load_and_call(
         self, scope: loading.SnippetScope, base: Report, references: References
     ) -> tuple[loading.Loaded, CallsDone]:
         """Load the snippet, make the compiled calls and send what they made torch do."""

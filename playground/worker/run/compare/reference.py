@@ -287,6 +287,9 @@ class References:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.info.eager, GO)
+        if self.info.findings != NO_PROCESS:  # the findings lane loads it now too, for the same reason
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.info.findings, GO)
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""

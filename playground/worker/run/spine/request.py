@@ -27,11 +27,13 @@ MAX_TIMEOUT_S = 7 * 24 * 3600.0
 @dataclass(frozen=True)
 class ReferenceProcesses:
     """The run's two reference processes, as the template forked them (reference.py): the
-    folder they write in and their pids."""
+    folder they write in and their pids; and the findings lane's, when the run has one."""
 
     folder: str
     eager: int
     float64: int
+    #: The findings lane (process/findings_lane.py), which starts when the eager one does; -1: none.
+    findings: int = -1
 
 
 @dataclass(frozen=True)

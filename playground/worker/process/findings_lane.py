@@ -1,0 +1,69 @@
+"""The findings lane's process, from the template's side: forked beside the run's child (with
+the run's references, reference_forks.py), it waits until the run's child has loaded the
+snippet, as the eager reference does, makes the run's calls with backend "eager"
+(run/findings_lane.py) and sends Dynamo's findings on the channel as one "findings" message
+(playground/engine/events.py `FindingsEvent`), while the run's slow backend still compiles.
+The snippet's output goes nowhere (it is the run's to report). Killed with the references when
+the run ends. Worker-side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+
+from playground.engine.events import FindingsEvent
+from playground.engine.lines import sanitize
+from playground.worker.process import limits, procs
+from playground.worker.process.child import Inherited, said_why
+from playground.worker.process.output import OutputCapture
+from playground.worker.process.witness import Witness
+from playground.worker.run.compare.reference import GO
+from playground.worker.run.spine import malloc
+from playground.worker.run.spine.request import WorkerRequest
+
+
+def fork_lane(inherited: Inherited, request: WorkerRequest) -> int:
+    """The lane's pid; GO must be blocked in the caller (it is kept for the lane until it waits)."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the lane's process
+        _lane_process(inherited, request, parent)
+    return pid
+
+
+def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
+    """The lane from the fork to os._exit: one message on the channel, at most."""
+    code = 0
+    try:
+        procs.die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        # A session of its own: where the kernel schedules by session (autogroup, Linux's
+        # default on desktops), the lane then gets a share of its own instead of a slice of the
+        # worker's, which the run's child and Inductor's compilers are using up.
+        with contextlib.suppress(OSError):
+            os.setsid()
+        for fd in inherited.template_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        malloc.keep_freed_memory()  # as a run's child: it lives for one run
+        limits.set_threads()
+        signal.sigwait({GO})  # the run's child has loaded the snippet
+        limits.cap_memory()
+        from playground.worker.run.findings_lane import findings
+
+        witness = Witness(request.id, request.run.path, parent)
+        witness.install()
+        with OutputCapture():  # what the snippet prints is the run's to report, not the lane's
+            report = findings(inherited.capturer, request)
+        if report is not None:
+            inherited.channel.send(sanitize(FindingsEvent(report, run_id=request.id).to_dict()))
+    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+        code = 70
+        said_why(inherited)
+    finally:
+        os._exit(code)

@@ -1,0 +1,120 @@
+"""The findings lane: under a slow backend, Dynamo's findings (graphs, breaks, guards,
+recompiles) arrive from a process beside the run, made with backend eager, before the complete
+report, and equal it; no lane where it would not be first (eager, a save of code already
+compiled) or where nobody asked. Real worker, real Inductor."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from playground.engine.events import FindingsEvent, RunEvent
+from playground.engine.findings import CompiledBefore, changed, lane_wanted, superseded
+from playground.engine.report import Report
+from playground.engine.settings import Settings
+from tests.requests import request_for
+
+pytestmark = pytest.mark.inductor
+
+#: A break and a recompile: every section the lane reports has something in it.
+BREAK_AND_RECOMPILE = """
+import torch
+
+SCALE = {scale}
+
+def fn(x):
+    y = torch.nn.functional.gelu(x) * SCALE
+    if y.sum() > 0:
+        return y.cos()
+    return y.sin()
+
+def inputs():
+    torch.manual_seed(0)
+    return [torch.randn(16, 8), torch.randn(24, 8)]
+"""
+
+
+def _run(worker, path: str, settings: Settings, *, early: bool = True) -> tuple[list[tuple[str, object]], Report]:
+    """The run's events in arrival order (a findings event, and the complete report last)."""
+    request = request_for(path, settings, timing=False)
+    request = dataclasses.replace(request, flags=dataclasses.replace(request.flags, early_findings=early))
+    arrived: list[tuple[str, object]] = []
+
+    def on_event(event: RunEvent) -> None:
+        if isinstance(event, FindingsEvent):
+            arrived.append(("findings", event.report))
+
+    report = worker.run(request, on_event).report
+    arrived.append(("complete", report))
+    return arrived, report
+
+
+def test_under_inductor_the_findings_arrive_before_the_complete_report_and_equal_it(worker, snippet):
+    # dynamic=False: the recompile is a static one, whose guards Inductor adds nothing to.
+    path = snippet(BREAK_AND_RECOMPILE.format(scale=1.5))
+    arrived, report = _run(worker, path, Settings(backend="inductor", dynamic=False))
+    assert [kind for kind, _ in arrived] == ["findings", "complete"]
+    findings = arrived[0][1]
+    assert isinstance(findings, Report)
+    assert report.error is None, report.error
+    assert findings.stage == "findings" and findings.settings == report.settings
+    assert findings.content_sha256 == report.content_sha256
+    # What torch did is in it, not an empty report that trivially matches.
+    assert report.graph_break_count >= 1 and report.recompile_count >= 1 and report.guards
+    assert changed(findings, report) == ()
+    assert superseded(findings, report) == ""
+    assert findings.equivalence is None and findings.timings is None
+
+
+def test_where_inductor_adds_a_guard_the_complete_report_says_the_findings_differ(worker, snippet):
+    # Automatic dynamic: the recompiled graph is dynamic, and Inductor's C++ codegen bounds
+    # the size it made dynamic (a guard eager's trace never has).
+    path = snippet(BREAK_AND_RECOMPILE.format(scale=6.5))
+    arrived, report = _run(worker, path, Settings(backend="inductor"))
+    assert [kind for kind, _ in arrived] == ["findings", "complete"]
+    findings = arrived[0][1]
+    assert isinstance(findings, Report)
+    found = [g for s in findings.guards for g in s.guards]
+    final = [g for s in report.guards for g in s.guards]
+    if found == final:
+        pytest.skip("this torch's Inductor adds no guard to the dynamic graph")
+    assert changed(findings, report) == ("guards",)
+    assert "guards" in superseded(findings, report) and "supersedes" in superseded(findings, report)
+
+
+def test_a_comment_only_save_of_compiled_code_gets_no_lane_and_a_changed_constant_does(worker, snippet):
+    path = snippet(BREAK_AND_RECOMPILE.format(scale=2.5))
+    first, _ = _run(worker, path, Settings(backend="inductor"))
+    assert [kind for kind, _ in first] == ["findings", "complete"]
+    commented = snippet(BREAK_AND_RECOMPILE.format(scale=2.5) + "# only a comment\n")
+    again, _ = _run(worker, commented, Settings(backend="inductor"))
+    assert [kind for kind, _ in again] == ["complete"]
+    changed_constant = snippet(BREAK_AND_RECOMPILE.format(scale=3.5))
+    third, _ = _run(worker, changed_constant, Settings(backend="inductor"))
+    assert [kind for kind, _ in third] == ["findings", "complete"]
+
+
+def test_no_lane_for_eager_nor_for_a_run_that_did_not_ask(worker, snippet):
+    path = snippet(BREAK_AND_RECOMPILE.format(scale=4.5))
+    eager, _ = _run(worker, path, Settings(backend="eager"))
+    assert [kind for kind, _ in eager] == ["complete"]
+    unasked, _ = _run(worker, snippet(BREAK_AND_RECOMPILE.format(scale=5.5)), Settings(backend="inductor"), early=False)
+    assert [kind for kind, _ in unasked] == ["complete"]
+
+
+def test_the_rule_and_the_words(tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text(BREAK_AND_RECOMPILE.format(scale=1.0))
+    request = request_for(path, Settings(backend="inductor"), timing=False)
+    asked = dataclasses.replace(request, flags=dataclasses.replace(request.flags, early_findings=True))
+    before = CompiledBefore()
+    assert not lane_wanted(request, before) and lane_wanted(asked, before)
+    before.add(asked)
+    assert not lane_wanted(asked, before)
+    aot = request_for(path, Settings(backend="aot_eager"), timing=False)
+    assert not lane_wanted(dataclasses.replace(aot, flags=asked.flags), CompiledBefore())
+    findings = Report(graph_count=1, settings=Settings(backend="inductor"))
+    complete = dataclasses.replace(findings, graph_count=2)
+    assert changed(findings, complete) == ("graph_count",)
+    assert "graphs 1 -> 2" in superseded(findings, complete)
