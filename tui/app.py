@@ -28,7 +28,7 @@ from tui.keys.palette import PlaygroundPalette
 from tui.keys.table import BINDINGS
 from tui.run.options import SessionOptions
 from tui.run.pipeline import RunPipeline
-from tui.run.toggles import cuda_allowed, cycle_backends
+from tui.run.toggles import cycle_backends, toggle_named
 from tui.run.view import RunState, View
 from tui.screens.bisect import Bisector, BisectScreen
 from tui.screens.fixes import Applied, FixesScreen
@@ -140,9 +140,9 @@ class PlaygroundApp(StopsOnSignals, FileActions, SafeNotify[None]):
         if action in ("matrix", "export_trace"):
             # Both need the worker; shown but disabled while torch is still starting.
             return True if self.hello is not None else None
-        if action == "toggle" and parameters == ("device",):
-            # Shown but disabled without cuda, unless already on cuda (e.g. from the CLI).
-            return True if cuda_allowed(self.settings, self.hello) else None
+        if action == "toggle":
+            # A toggle not offered now (cuda without cuda) is shown but disabled.
+            return True if toggle_named(str(parameters[0])).offered(self.settings, self.hello) else None
         if action == "move_line":
             # Only while the line cursor's pane has the focus on the main screen: otherwise the
             # arrow falls through to what it does there (scroll a pane, move in a list).

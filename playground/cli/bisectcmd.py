@@ -15,11 +15,13 @@ import shlex
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from playground.cli.flags import Parser, add_setting_flags, config_arg, seconds_arg
 from playground.engine.bisecting import bisect_command, read_line
+from playground.engine.events import BisectProgress
 from playground.engine.report.bisection import BisectResult
 
 EXIT_ERROR = 2
@@ -123,18 +125,55 @@ def result_lines(result: BisectResult) -> list[str]:
 
 def bisect_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    refused = _refused(args)
+    if refused is not None:
+        print(f"compile-playground bisect: {refused}", file=sys.stderr)
+        return EXIT_ERROR
+    run = _run(args)
+    if run.stopped_by is not None:
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no message
+            print(
+                f"compile-playground bisect: stopped by {signal.Signals(run.stopped_by).name}; no step left running",
+                file=sys.stderr,
+            )
+        return 128 + run.stopped_by
+    if run.problem is not None or run.result is None:
+        problem = run.problem or "the bisection ended without a result"
+        print(f"compile-playground bisect: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    return _shown(args, run.result)
+
+
+def _refused(args: argparse.Namespace) -> str | None:
+    """What keeps the bisection from starting: the snippet is not a file, or --markdown's file
+    is not ours to write."""
     if not os.path.isfile(args.snippet):
         what = "not a file" if os.path.exists(args.snippet) else "no such file"
-        print(f"compile-playground bisect: {what}: {args.snippet}", file=sys.stderr)
-        return EXIT_ERROR
+        return f"{what}: {args.snippet}"
     if args.markdown and args.markdown != "-":
         from playground.engine.exports import ExportError, check_export_target
 
         try:
             check_export_target(args.markdown, [Path(args.snippet)], args.force)
         except ExportError as exc:
-            print(f"compile-playground bisect: markdown not written: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return f"markdown not written: {exc}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """How the bisection's process ended: its result, its error in words, or the signal that
+    stopped us (and it)."""
+
+    result: BisectResult | None = None
+    problem: str | None = None
+    stopped_by: int | None = None
+
+
+def _run(args: argparse.Namespace) -> _Run:
+    """The bisection's process, in a process group of its own, read to its end: its progress
+    lines to stderr (unless --json), its result or its error. Ctrl-C, SIGTERM and SIGHUP stop the
+    group; whatever of it is left at the end is killed."""
     received: list[int] = []
     proc: subprocess.Popen[str] | None = None
 
@@ -143,10 +182,8 @@ def bisect_main(argv: list[str]) -> int:
         # killed outright below if it is still there.
         received.append(signum)
         if proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     # The handlers come first: a signal between the start and them would leave the bisection,
     # in a session of its own, running without us.
@@ -173,7 +210,7 @@ def bisect_main(argv: list[str]) -> int:
             if read is None:
                 continue
             kind, value = read
-            if kind == "progress" and not args.json:
+            if isinstance(value, BisectProgress) and not args.json:
                 print(value.words(), file=sys.stderr)
             elif kind == "result":
                 result = value
@@ -181,30 +218,18 @@ def bisect_main(argv: list[str]) -> int:
                 problem = value
         proc.wait()
     finally:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # whatever of the group is left
-        except ProcessLookupError:
-            pass
         proc.wait()
         for s, handler in old.items():
             signal.signal(s, handler)
-    if received:
-        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no message
-            print(
-                f"compile-playground bisect: stopped by {signal.Signals(received[0]).name}; no step left running",
-                file=sys.stderr,
-            )
-        return 128 + received[0]
-    if problem is not None:
-        print(f"compile-playground bisect: {problem}", file=sys.stderr)
-        return EXIT_ERROR
-    if result is None:
-        print("compile-playground bisect: the bisection ended without a result", file=sys.stderr)
-        return EXIT_ERROR
+    return _Run(result, problem, received[0] if received else None)
+
+
+def _shown(args: argparse.Namespace, result: BisectResult) -> int:
+    """The result printed (words, --json, or --markdown -) and written to --markdown FILE."""
     if args.markdown == "-":
         sys.stdout.write(result_markdown(args.snippet, result))
     elif args.json:

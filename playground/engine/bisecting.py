@@ -1,7 +1,8 @@
 """Torch's compiler bisector from a front end, torch-free: the command that runs it in its own
-worker process (`python -m playground.worker.run.bisection.bisect`, a new process group), its progress
-lines read as typed steps, and its one result. `compile-playground bisect` runs it blocking;
-the app runs `bisect` in a Textual worker, and cancelling that kills the whole group."""
+worker process (`python -m playground.worker.run.bisection.bisect`, a new process group), its
+progress lines read as typed steps (`BisectProgress`, playground/engine/events.py), and its one
+result. `compile-playground bisect` runs it blocking; the app runs `bisect` in a Textual worker,
+and cancelling that kills the whole group."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from playground.engine.events import BisectProgress
 from playground.engine.report.bisection import BisectResult
 
 #: After SIGTERM (the bisection kills its step and removes its state), the group is killed.
@@ -50,67 +51,12 @@ def bisect_command(
     return command
 
 
-@dataclass(frozen=True)
-class BisectStep:
-    """One progress line, sent as a step starts: its number, where the bisector stands (the
-    backend it tests, the subsystem, the run state, the range left) and, once it is halving a
-    range, the most steps the bisection can take."""
-
-    steps: int
-    stage: str | None = None
-    subsystem: str | None = None
-    low: int | None = None
-    high: int | None = None
-    #: torch's run state for the subsystem: "test_disable", "find_max_bounds" or "bisect".
-    state: str | None = None
-    #: For a subsystem that is one config switch, the switch as the step sets it.
-    change: str | None = None
-    at_most: int | None = None
-
-    @classmethod
-    def from_event(cls, event: dict[str, Any]) -> BisectStep:
-        def number(key: str) -> int | None:
-            value = event.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-        def text(key: str) -> str | None:
-            value = event.get(key)
-            return value if isinstance(value, str) and value else None
-
-        return cls(
-            number("steps") or 0,
-            text("stage"),
-            text("subsystem"),
-            number("low"),
-            number("high"),
-            text("state"),
-            text("change"),
-            number("at_most"),
-        )
-
-    def words(self) -> str:
-        """ "step 9 of at most 12: inductor post_grad_passes, range 0..7"; before a range is
-        halved, what the step tries: "try backend aot_eager", "inductor: try without
-        post_grad_passes", "inductor: try inductor.fallback_random=True"."""
-        bound = f" of at most {self.at_most}" if self.at_most is not None else ""
-        if self.state == "test_disable":
-            what = f"{self.stage}: try {self.change or f'without {self.subsystem}'}"
-        elif self.state == "find_max_bounds":
-            what = f"{self.stage}: count the {self.subsystem} applied"
-        elif self.stage and not self.subsystem:
-            what = f"try backend {self.stage}"
-        else:
-            what = " ".join(w for w in (self.stage, self.subsystem) if w) or "starting"
-        span = f", range {self.low}..{self.high}" if self.low is not None and self.high is not None else ""
-        return f"step {self.steps}{bound}: {what}{span}"
-
-
 class BisectFailed(Exception):
     """The bisection could not run: the snippet fails on its own, or the process ended early."""
 
 
 def read_line(raw: str | bytes) -> tuple[str, Any] | None:
-    """One line of the bisection's channel: ("progress", BisectStep), ("result", BisectResult),
+    """One line of the bisection's channel: ("progress", BisectProgress), ("result", BisectResult),
     ("error", "PHASE error: message"), or None for a line that is none of them."""
     try:
         event = json.loads(raw)
@@ -119,8 +65,9 @@ def read_line(raw: str | bytes) -> tuple[str, Any] | None:
     if not isinstance(event, dict):
         return None
     kind = event.get("event")
-    if kind == "progress":
-        return "progress", BisectStep.from_event(event)
+    progress = BisectProgress.from_dict(event)
+    if progress is not None:
+        return "progress", progress
     if kind == "result":
         return "result", BisectResult.from_event(event)
     if kind == "error":
@@ -133,7 +80,7 @@ def read_line(raw: str | bytes) -> tuple[str, Any] | None:
 async def bisect(
     path: str,
     config: Iterable[tuple[str, Any]],
-    on_step: Callable[[BisectStep], None],
+    on_step: Callable[[BisectProgress], None],
     python: str = sys.executable,
     settings: Iterable[tuple[str, Any]] = (),
 ) -> BisectResult:

@@ -187,6 +187,74 @@ class RunEnded:
         )
 
 
+@dataclass(frozen=True)
+class BisectProgress:
+    """A progress message on the bisection's channel, sent as a step starts: its number `steps`,
+    where torch's bisector stands (the backend it tests as `stage`, the `subsystem`, its run
+    `state`, "test_disable", "find_max_bounds" or "bisect", the range `low..high` left, and
+    `change`, the one config switch a subsystem's step sets) and, once it is halving a range,
+    `at_most`, the most steps the bisection can take. The bisection's process sends `to_dict()`;
+    every reader (`playground.engine.bisecting`, so `bisect` and the app) reads `from_dict`."""
+
+    steps: int
+    stage: str | None = None
+    subsystem: str | None = None
+    low: int | None = None
+    high: int | None = None
+    state: str | None = None
+    change: str | None = None
+    at_most: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": "progress",
+            "steps": self.steps,
+            "at_most": self.at_most,
+            **{key: getattr(self, key) for key in ("stage", "subsystem", "state", "change", "low", "high")},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BisectProgress | None:
+        """The progress message `data` is, or None for another message; a field of the wrong
+        type reads as absent."""
+        if data.get("event") != "progress":
+            return None
+
+        def number(key: str) -> int | None:
+            return data[key] if _whole(data.get(key)) else None
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) and value else None
+
+        return cls(
+            number("steps") or 0,
+            text("stage"),
+            text("subsystem"),
+            number("low"),
+            number("high"),
+            text("state"),
+            text("change"),
+            number("at_most"),
+        )
+
+    def words(self) -> str:
+        """ "step 9 of at most 12: inductor post_grad_passes, range 0..7"; before a range is
+        halved, what the step tries: "try backend aot_eager", "inductor: try without
+        post_grad_passes", "inductor: try inductor.fallback_random=True"."""
+        bound = f" of at most {self.at_most}" if self.at_most is not None else ""
+        if self.state == "test_disable":
+            what = f"{self.stage}: try {self.change or f'without {self.subsystem}'}"
+        elif self.state == "find_max_bounds":
+            what = f"{self.stage}: count the {self.subsystem} applied"
+        elif self.stage and not self.subsystem:
+            what = f"try backend {self.stage}"
+        else:
+            what = " ".join(w for w in (self.stage, self.subsystem) if w) or "starting"
+        span = f", range {self.low}..{self.high}" if self.low is not None and self.high is not None else ""
+        return f"step {self.steps}{bound}: {what}{span}"
+
+
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

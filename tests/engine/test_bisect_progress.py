@@ -5,10 +5,13 @@ midpoint + 1..high, a failing one low..midpoint), simulated for every culprit in
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from playground.engine.bisecting import BisectStep, read_line
-from playground.worker.run.bisection.bisect import at_most
+from playground.engine.bisecting import read_line
+from playground.engine.events import BisectProgress
+from playground.worker.run.bisection.search import at_most, progress
 
 
 def _halvings(low: int, high: int, culprit: int) -> int:
@@ -44,17 +47,34 @@ def test_a_progress_line_says_the_step_its_bound_and_the_range() -> None:
         ' "subsystem": "post_grad_passes", "state": "bisect", "low": 0, "high": 7}'
     )
     kind, step = read_line(raw)
-    assert kind == "progress" and step == BisectStep(9, "inductor", "post_grad_passes", 0, 7, "bisect", None, 12)
+    assert kind == "progress" and step == BisectProgress(9, "inductor", "post_grad_passes", 0, 7, "bisect", None, 12)
     assert step.words() == "step 9 of at most 12: inductor post_grad_passes, range 0..7"
 
 
 def test_before_halving_a_line_says_what_the_step_tries() -> None:
-    assert BisectStep(1, "eager").words() == "step 1: try backend eager"
-    change = BisectStep(5, "inductor", "inductor_fallback_random", state="test_disable", change="inductor.x=True")
+    assert BisectProgress(1, "eager").words() == "step 1: try backend eager"
+    change = BisectProgress(5, "inductor", "inductor_fallback_random", state="test_disable", change="inductor.x=True")
     assert change.words() == "step 5: inductor: try inductor.x=True"
-    off = BisectStep(4, "inductor", "post_grad_passes", state="test_disable")
+    off = BisectProgress(4, "inductor", "post_grad_passes", state="test_disable")
     assert off.words() == "step 4: inductor: try without post_grad_passes"
 
 
 def test_an_error_without_a_known_phase_is_the_tools_own() -> None:
     assert read_line('{"event": "error", "message": "state gone"}') == ("error", "worker error: state gone")
+
+
+def test_the_worker_sends_a_step_in_the_lines_shape_and_every_reader_gets_it_back() -> None:
+    where = {"stage": "inductor", "subsystem": "post_grad_passes", "state": "bisect", "change": None}
+    sent = progress(9, {**where, "low": 0, "high": 7}).to_dict()
+    assert sent == json.loads(
+        '{"event": "progress", "steps": 9, "at_most": 11, "stage": "inductor", "subsystem": "post_grad_passes",'
+        ' "state": "bisect", "change": null, "low": 0, "high": 7}'
+    )
+    assert read_line(json.dumps(sent)) == ("progress", BisectProgress.from_dict(sent))
+    assert BisectProgress.from_dict(sent).to_dict() == sent
+
+
+def test_a_progress_field_of_the_wrong_type_reads_as_absent() -> None:
+    read = BisectProgress.from_dict({"event": "progress", "steps": True, "low": "0", "high": 7.0, "stage": 3})
+    assert read == BisectProgress(0)
+    assert BisectProgress.from_dict({"event": "result"}) is None

@@ -11,7 +11,7 @@ import asyncio
 
 from tui_fakes import FIXTURES, FakeEngine, canned, settle
 
-from playground.engine.bisecting import BisectStep
+from playground.engine.events import BisectProgress
 from playground.engine.report.bisection import Bisection, BisectResult, DivergingOp
 from tui.factory import make_app
 from tui.screens.bisect import BisectScreen
@@ -45,7 +45,7 @@ class FakeBisector:
         self.calls.append((path, config))
         self.settings.append(dict(settings))
         for n in (1, 2, 3):
-            on_step(BisectStep(n, "bisecting", "inductor_fallback_random", 0, 4 - n))
+            on_step(BisectProgress(n, "bisecting", "inductor_fallback_random", 0, 4 - n))
             await asyncio.sleep(0)
         if self.hold:
             try:

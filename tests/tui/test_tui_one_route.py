@@ -1,6 +1,7 @@
 """One route from a key to a run: a toggle's binding and the palette's command reach the
-pipeline through the same verb, so they make the same run request. A toggle is a row of the key
-table (`toggle('NAME')`) and a row of `tui/run/toggles.py`; nothing else names it. On a program
+pipeline through the same verb, so they make the same run request. A toggle is a row of
+`tui/run/toggles.py`, whose key the key table makes (`toggle('NAME')`); nothing else names it
+(tests/tui/test_tui_new_toggle.py adds one). On a program
 the palette's backend is marked toggled as `b`'s is: the settings bar names it and the request
 replaces the program's own backend."""
 
@@ -16,7 +17,7 @@ from playground.engine.passes import Passes
 from tui.factory import make_app
 from tui.keys.commands import BackendCommands, KeyCommands
 from tui.keys.table import KEYS
-from tui.run.toggles import PASS_WORDS, STEPS
+from tui.run.toggles import TOGGLES, toggle_named
 
 #: Every toggle key of the table, by the name its action hands the pipeline.
 TOGGLE_KEYS = {parse(key.action)[2][0]: key for key in KEYS if parse(key.action)[1] == "toggle"}
@@ -44,8 +45,9 @@ async def _pick(app, provider_class, title: str) -> None:
 
 
 def test_every_toggle_key_is_a_row_of_the_toggles_table_and_back() -> None:
-    assert set(TOGGLE_KEYS) == set(STEPS) | set(PASS_WORDS)
-    assert set(PASS_WORDS) <= set(Passes.__dataclass_fields__)
+    assert set(TOGGLE_KEYS) == {toggle.name for toggle in TOGGLES}
+    passes = {toggle.name for toggle in TOGGLES if toggle.step is None}
+    assert passes <= set(Passes.__dataclass_fields__)
 
 
 @pytest.mark.parametrize("name", sorted(set(TOGGLE_KEYS) - {"device"}))
@@ -65,7 +67,7 @@ async def test_a_toggle_from_its_key_and_from_the_palette_makes_the_same_request
         await settle(pilot)
         assert len(palette_engine.requests) == 2, f"the palette's {key.title!r} did not rerun"
         assert _asked(palette_engine.requests[-1]) == from_key
-    if name in STEPS and name in ("backend", "fullgraph", "dynamic", "mode"):
+    if toggle_named(name).step is not None and name in ("backend", "fullgraph", "dynamic", "mode"):
         assert name in from_key[1].toggled  # the program's own argument is replaced
 
 

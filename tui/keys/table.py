@@ -1,15 +1,17 @@
 """Every key of the app in one table: the bindings, the footer, the help screen, the command
 palette and the README's key table are all built from it, so they cannot disagree.
 
-A toggle key's action is `toggle('NAME')`: the pipeline's one `toggle` verb, with NAME's step in
-`tui/run/toggles.py`. The palette runs the same action string as the key, so both reach the run
-by one route."""
+A toggle key is made from its row of the toggles' table (`tui/run/toggles.py`): its action is
+`toggle('NAME')`, the pipeline's one `toggle` verb. The palette runs the same action string as
+the key, so both reach the run by one route."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from textual.binding import Binding
+
+from tui.run.toggles import TOGGLES
 
 #: The panes, in tab order; key n shows the n-th.
 PANES: tuple[tuple[str, str], ...] = (
@@ -134,76 +136,8 @@ KEYS: tuple[Key, ...] = (
         "every run of this session; space marks two, enter compares them (numbers and source diff)",
         "history",
     ),
-    Key(
-        "f",
-        "toggle('fullgraph')",
-        "fullgraph",
-        "Toggle fullgraph",
-        "fullgraph=True refuses any graph break (raises) instead of splitting the graph",
-        "fullgraph",
-    ),
-    Key(
-        "d",
-        "toggle('dynamic')",
-        "dynamic",
-        "Cycle dynamic",
-        "auto (None: static first, dynamic after a shape change), then true, then false",
-        "dynamic",
-    ),
-    Key(
-        "b",
-        "toggle('backend')",
-        "backend",
-        "Cycle backend",
-        "eager, aot_eager, inductor (and cudagraphs with CUDA); the worker's other registered "
-        "backends are in the command palette (ctrl+p)",
-        "backend",
-    ),
-    Key(
-        "m",
-        "toggle('mode')",
-        "mode",
-        "Cycle mode",
-        "default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs (Inductor only)",
-        "mode",
-    ),
-    Key(
-        "c",
-        "toggle('device')",
-        "device",
-        "Switch device",
-        "cpu or cuda; cuda only when the worker reports it available",
-        "device",
-    ),
-    Key(
-        "n",
-        "toggle('ranks')",
-        "ranks",
-        "Cycle ranks",
-        "1, 2 or 4 processes joined by torch.distributed as torchrun joins them (gloo on CPU): each "
-        "rank's own run and what differs between them, at the top of Breaks; o shows one rank",
-        "ranks",
-    ),
-    Key(
-        "k",
-        "toggle('kernels')",
-        "kernels",
-        "Profile kernels",
-        "profile Inductor's kernels in every run from now on, rerunning at once (off by default: it "
-        "costs a profiler pass after the timing and a compile with provenance); Timing lists them, "
-        "Source marks their lines K; k again turns it off",
-        "kernels",
-    ),
-    Key(
-        "u",
-        "toggle('guard_what_if')",
-        "what-if",
-        "Guard what-if",
-        "measure in every run from now on what torch's unsafe guard switches would save the timed "
-        "call (a guard filter, recompiled; skip_guard_eval_unsafe), with the risk of each, shown in "
-        "Timing; never applied to the run itself; u again turns it off",
-        "guard-what-if",
-    ),
+    # The toggles, each a row of tui/run/toggles.py: a key is all a toggle needs here.
+    *(Key(t.key, t.action, t.label, t.title, t.help, t.id) for t in TOGGLES),
     Key(
         "o",
         "pick",

@@ -45,7 +45,7 @@ from tui.run.options import SessionOptions
 from tui.run.presenting import Presenting
 from tui.run.results import RunResults
 from tui.run.snippet import ShownSnippet
-from tui.run.toggles import PASS_WORDS, STEPS
+from tui.run.toggles import toggle_named
 from tui.run.view import RunState, View
 from tui.run.watching import SnippetWatching
 
@@ -212,11 +212,11 @@ class RunPipeline(Arrivals):
 
     def toggle(self, what: str) -> None:
         """A toggle key (`tui.run.toggles`): a setting's next value, or a pass on or off."""
-        if what in PASS_WORDS:
-            self.passes = self.passes.toggled(what)
-            self.run(f"{PASS_WORDS[what]} " + ("on" if getattr(self.passes, what) else "off"))
-        else:
-            self.set(what, STEPS[what](self.settings, self.hello))
+        toggle = toggle_named(what)
+        if toggle.step is not None:
+            return self.set(what, toggle.step(self.settings, self.hello))
+        self.passes = self.passes.toggled(what)
+        self.run(f"{toggle.reason} " + ("on" if getattr(self.passes, what) else "off"))
 
     def ask_for(self, name: str, *, run: bool) -> None:
         """A pass asked for from now on (the Code pane opened asks for Dynamo's code); `run`:

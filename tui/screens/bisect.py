@@ -25,7 +25,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from playground.engine.bisecting import BisectFailed, BisectStep
+from playground.engine.bisecting import BisectFailed
+from playground.engine.events import BisectProgress
 from playground.engine.report.bisection import BisectResult
 from playground.engine.textsafe import visible
 from tui.widgets.display import Bar
@@ -111,7 +112,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
 
     @dataclass
     class Stepped(Message):
-        step: BisectStep
+        step: BisectProgress
 
     @dataclass
     class Ended(Message):
@@ -130,7 +131,7 @@ class BisectScreen(Screen[tuple[tuple[str, Any], ...] | None]):
         self.config = config
         self.settings = settings
         self.bisector = bisector
-        self.steps: list[BisectStep] = []
+        self.steps: list[BisectProgress] = []
         self.result: BisectResult | None = None
         self.problem = ""
         self.running = True

@@ -9,9 +9,10 @@ from rich.text import Text
 
 from playground.engine.passes import NO_PASSES, Passes
 from playground.engine.program import PROGRAM_TOGGLES
-from playground.engine.settings import Settings, config_word, dynamic_name
+from playground.engine.settings import Settings, config_word
 from tui.panes.common import BAD, DIM, GOOD, WARN, plural
 from tui.run.findings import refusal_words
+from tui.run.toggles import TOGGLES, Toggle
 from tui.run.view import View
 
 _RUN_STYLES = {"error": BAD, "done": GOOD, "running": WARN, "starting": WARN, "queued": WARN}
@@ -92,15 +93,6 @@ def title_text(view: View) -> Text:
     return text
 
 
-#: The five toggles: key, then their names from longest to none, shortened in that order when
-#: torch's own switches (or what the worker used instead) need the room.
-_TOGGLES = (
-    ("f", ("fullgraph", "full", "")),
-    ("d", ("dynamic", "dyn", "")),
-    ("b", ("backend", "", "")),
-    ("m", ("mode", "", "")),
-    ("c", ("device", "", "")),
-)
 #: (toggle name level, switches without their module), longest first.
 _FORMS = ((0, False), (1, False), (1, True), (2, True))
 
@@ -120,9 +112,9 @@ def settings_text(
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
     so a cut is never silent. For a `program`, a toggle not pressed reads "as written": the
     program's own torch.compile argument holds."""
-    extra = bool(
-        settings.switch_words() or settings.target or _shown_passes(passes) or program or settings.ranks > 1
-    ) or (used is not None and _differs(settings, used))
+    extra = bool(settings.switch_words() or settings.target or _when_set(settings, passes) or program) or (
+        used is not None and _differs(settings, used)
+    )
     text = Text()
     for names, short_switches in _FORMS if extra else _FORMS[:1]:
         text = _settings_form(
@@ -149,39 +141,24 @@ def _settings_form(
     program: ProgramToggles | None = None,
 ) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
-    values = (
-        "on" if settings.fullgraph else "off",
-        dynamic_name(settings.dynamic),
-        settings.backend,
-        settings.mode or "default",
-        settings.device,
-    )
-    for index, ((key, levels), value) in enumerate(zip(_TOGGLES, values)):
+    # Each toggle of the one table with its key, so the screen teaches its own controls.
+    for index, toggle in enumerate(t for t in TOGGLES if not t.when_set):
         if index:
             text.append(" ")  # one space: all five fit 80 columns; the reversed key separates
-        text.append(key, style="bold reverse")
-        shown = levels[names]
-        text.append(f" {shown} " if shown else " ")
-        if program is not None and levels[0] in PROGRAM_TOGGLES and levels[0] not in program.toggled:
+        _toggle_row(text, toggle, names)
+        if program is not None and toggle.name in PROGRAM_TOGGLES and toggle.name not in program.toggled:
             text.append("as written", style=DIM)
         else:
-            text.append(value, style="bold")
+            text.append(toggle.shown(settings, passes) or "", style="bold")
     if program is not None and program.toggled and program.target is not None:
         text.append(" on ")
         text.append(program.target, style="bold")
     # Off by default and said only when on, as torch's switches are: the bar at 80 columns holds
-    # the five toggles and little more (k and u are in the help and the palette).
-    for key, word in _shown_passes(passes):
+    # the five toggles and little more (k, u and n are in the help and the palette).
+    for toggle, value in _when_set(settings, passes):
         text.append(" ")
-        text.append(key, style="bold reverse")
-        text.append(f" {word} " if names < 2 else " ")  # the shortest form, as `f off`: `k on`
-        text.append("on", style="bold")
-    if settings.ranks > 1:
-        # Said only when more than one, as the passes are.
-        text.append(" ")
-        text.append("n", style="bold reverse")
-        text.append(" ranks " if names < 2 else " ")
-        text.append(str(settings.ranks), style="bold")
+        _toggle_row(text, toggle, names)
+        text.append(value, style="bold")
     if settings.target is not None:
         # Set only by the snippet (SETTINGS["target"]) or --target: which of model and fn ran.
         text.append("  ")
@@ -206,13 +183,17 @@ def _settings_form(
     return text
 
 
-#: The passes the bar names when the runs ask for them, with their keys (Dynamo's code is not
-#: named: the Code pane that asks for it says so itself).
-_PASS_WORDS = (("kernels", "k", "kernels"), ("guard_what_if", "u", "what-if"))
+def _toggle_row(text: Text, toggle: Toggle, names: int) -> None:
+    """A toggle's key and its name at level `names` (the shortest form, as `f off`: `k on`)."""
+    text.append(toggle.key, style="bold reverse")
+    shown = toggle.bar[names]
+    text.append(f" {shown} " if shown else " ")
 
 
-def _shown_passes(passes: Passes) -> list[tuple[str, str]]:
-    return [(key, word) for name, key, word in _PASS_WORDS if getattr(passes, name)]
+def _when_set(settings: Settings, passes: Passes) -> list[tuple[Toggle, str]]:
+    """The toggles named only when set (a pass on, more than one rank), with their values."""
+    shown = [(toggle, toggle.shown(settings, passes)) for toggle in TOGGLES if toggle.when_set]
+    return [(toggle, value) for toggle, value in shown if value is not None]
 
 
 def _switch_words(settings: Settings, *, short: bool) -> list[str]:
