@@ -31,7 +31,7 @@ from playground.engine.report import (
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.compare.reference import References
-from playground.worker.run.programs import program_reference
+from playground.worker.run.programs import program_compare, program_reference
 from playground.worker.run.programs.made import (
     Bounds,
     Made,
@@ -73,7 +73,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     bounds = Bounds(max_calls=program.max_calls, deadline=deadline)
     base = replace(base, kind="program", program=program)
     live = _Live(ctx, capture, base)
-    recorder = program_reference.Recorder()
+    recorder = program_reference.Recorder(budget=program_reference.compare_calls(ctx.request), device=settings.device)
     made = CompiledCallables(
         capture, path, settings.device, overrides, bounds, on_call=live, only=program.only, on_return=recorder
     )
@@ -171,7 +171,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     if table := decomp_table.note():
         ctx.notes.append(table)
     if compared is not None:
-        found_sections = tuple(program_reference.with_comparison(s, compared) for s in found_sections)
+        found_sections = tuple(program_compare.with_comparison(s, compared) for s in found_sections)
         ctx.notes.extend(compared.notes)
     if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
         names = [m.name for m in made.made]
@@ -194,7 +194,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
 
 def _against_eager(
     ctx: RunContext, found: Report, sections: tuple[CompiledCallable, ...], made: CompiledCallables, recorder: Any
-) -> program_reference.Compared | None:
+) -> program_compare.Compared | None:
     """The diagnostics first (the app shows them now), then the eager reference started and
     waited for, and each callable's calls compared with it. None: no reference to compare."""
     if not recorder.calls:
@@ -205,13 +205,15 @@ def _against_eager(
     early = replace(found, stage="traced", calls=made.calls, callables=sections, notes=tuple(ctx.notes))
     ctx.emit({"event": "diagnostics", "report": early.to_dict()})
     references = References(ctx)
+    # The reference runs the program only as far as the compared calls reach.
+    program_reference.write_plan(os.path.join(ctx.request.references.folder, "eager.plan"), recorder.last_kept())
     references.start()
     ctx.progress("reference", f"the program again under {program_reference.STANCE}")
     eager = references.eager()
     if eager.note and not eager.program_calls:
         ctx.notes.append(f"program: nothing compared: {eager.note}")
         return None
-    return program_reference.compare(made.made, recorder, eager.program_calls, eager.note)
+    return program_compare.compare(made.made, recorder, eager.program_calls, eager.note)
 
 
 def ordered(made: list[Made]) -> list[Made]:

@@ -65,7 +65,7 @@ class CompiledCallables:
         bounds: Bounds,
         on_call: Callable[[Made], None] | None = None,
         only: str | None = None,
-        on_return: Callable[[Made, int, float, int, Any], None] | None = None,
+        on_return: Callable[[Made, float, int, Any], None] | None = None,
     ) -> None:
         self.capture = capture
         self.path = os.path.realpath(program_path)
@@ -76,7 +76,7 @@ class CompiledCallables:
         self.bounds = bounds
         self.on_call = on_call
         #: Told of each outermost call that returned in the program's main thread: (callable,
-        #: program-wide call number, seconds, graphs compiled during it, what it returned) -
+        #: perf_counter when it began, graphs compiled during it, what it returned) -
         #: program_reference.py's record (another thread's calls have no order to compare by).
         self.on_return = on_return
         self.made: list[Made] = []
@@ -262,32 +262,30 @@ class CompiledCallables:
             with self._lock:
                 self.calls += 1
                 made.calls += 1
-                seq = self.calls
                 if made.first_call is None:
-                    made.first_call = seq
+                    made.first_call = self.calls
             stack = self._stack()
             stack.append(made)
-            main = threading.get_ident() == self._thread
+            # Only a call no other compiled callable's call holds is compared: under the eager
+            # reference every nested call runs, compiled only those in eager parts.
+            told = self.on_return if len(stack) == 1 and threading.get_ident() == self._thread else None
             graphs, started = len(self.capture.graphs), time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
-                # Only a call no other compiled callable's call holds is compared: under the
-                # eager reference every nested call runs, compiled only those in eager parts.
-                if main and self.on_return is not None and len(stack) == 1:
-                    _synchronize(self.device)
-                    self.on_return(made, seq, time.perf_counter() - started, len(self.capture.graphs) - graphs, out)
+                if told is not None:
+                    told(made, started, len(self.capture.graphs) - graphs, out)
                 return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
                 if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
                     made.raised = made.raised or f"{type(exc).__name__}: {_first_line(exc)}"
-                    if main and self.on_return is not None and len(stack) == 1:
+                    if told is not None:
                         # Kept in the sequence (so the two runs' calls still pair up), never compared.
-                        self.on_return(made, seq, time.perf_counter() - started, 0, RAISED)
+                        told(made, started, 0, RAISED)
                 raise
             finally:
                 stack.pop()
-                if main and self.on_call is not None:
+                if self.on_call is not None and threading.get_ident() == self._thread:
                     self.on_call(made)
 
         try:
@@ -393,12 +391,6 @@ _NOT_SKIPPED = "Dynamo traced no tensor operation"
 RAISED = object()
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
-
-
-def _synchronize(device: str) -> None:
-    """A call's time includes its GPU work, as torch.utils.benchmark's does."""
-    if device.startswith("cuda") and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
 
 
 def _first_line(exc: BaseException) -> str:
