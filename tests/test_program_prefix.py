@@ -5,6 +5,9 @@ budget a call of the compiled run copies nothing. Truth from the program itself:
 to a file (each process that runs it writes there, the reference too, whose output is not
 shown) and what a plain `python FILE` run of it writes.
 
+A program that calls torch._dynamo.reset() compiles 0/0 again: each compile's first run is
+its own (`first_run_s`), keyed by which compile of the id it is.
+
 The test process stays torch-free; each side runs in a fresh process.
 """
 
@@ -20,6 +23,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600
+#: What a graph of the resetting program sleeps at its first run.
+SLEEP_S = 0.2
 
 #: A loop of many calls of one compiled callable, each iteration a line in the file argv[1]
 #: names; what it returns is an object that writes a line there at each pickling (a copy of it).
@@ -165,3 +170,37 @@ def test_a_callable_first_called_after_the_others_budgets_is_compared(tmp_path: 
     # The reference reached late's calls and, past them, ran the program to its end.
     assert _lines(ours, "end") == 2 * _lines(alone, "end") == 2
 
+
+def test_a_program_that_resets_gets_each_compiles_own_first_run(tmp_path: Path) -> None:
+    # Each compile's graph sleeps at its first run only; after the reset the next compile is 0/0
+    # again, and its first run is its own, never added to the first 0/0's.
+    program = _program(
+        tmp_path,
+        "resets.py",
+        """
+        import time
+        import torch
+
+        def slow_first(gm, example_inputs):
+            pending = [True]
+            def run(*args):
+                if pending[0]:
+                    pending[0] = False
+                    time.sleep(SLEEP)
+                return gm(*args)
+            return run
+
+        f = torch.compile(lambda x: x + 1, backend=slow_first)
+        f(torch.ones(2))
+        torch._dynamo.reset()
+        f(torch.ones(2))
+        torch._dynamo.reset()
+        f(torch.ones(2))
+        """.replace("SLEEP", str(SLEEP_S)),
+    )
+    report = check(program)
+    assert report["error"] is None, report["error"]
+    rows = [r for r in report["compile_phases"] if r["pass"] == "forward"]
+    assert [r["compile_id"] for r in rows] == ["0/0"] * 3 == ["0/0"] * report["graph_count"]
+    for row in rows:
+        assert SLEEP_S <= row["first_run_s"] < 2 * SLEEP_S, rows
