@@ -17,8 +17,6 @@ ALLOWED = {
     "function playground/cli/bisectcmd.py:bisect_main",
     "module playground/worker/run/bisection/bisect.py",
     "function playground/worker/run/bisection/bisect.py:main",
-    "function playground/worker/run/programs/program.py:run_program",
-    "class playground/worker/run/programs/program_compiles.py:CompiledCallables",
 }
 
 

@@ -33,7 +33,6 @@ import os
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -146,11 +145,13 @@ class CompiledCallables:
                 return self._compile(fn, **kwargs)
 
             return decorate
-        file, line = self._caller()
+        file, line = caller()
         name, kind = _name_of(model)
         options = {k: _shown(v) for k, v in kwargs.items()}
         index = len(self.made) + 1
-        effective, toggled = self._effective(kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        effective, toggled = (
+            laid_over(self.overrides, kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        )
         made = Made(index, name, kind, file, line, options, toggled, model)
         self.made.append(made)
         # torch.compile as the program called it (toggles laid over): only the backend it
@@ -178,7 +179,7 @@ class CompiledCallables:
         result = optimize(counted if counted is not None else backend, *args, **kwargs)
         if getattr(self._local, "inside_compile", False):
             return result
-        file, line = self._caller()
+        file, line = caller()
         options = {"backend": _shown(backend), **{k: _shown(v) for k, v in kwargs.items()}}
         return _Optimized(self, result, file, line, options)
 
@@ -210,35 +211,6 @@ class CompiledCallables:
         made = Made(len(self.made) + 1, name, "optimize" if kind == "function" else kind, file, line, options, {}, fn)
         self.made.append(made)
         return made
-
-    def _effective(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """The program's arguments with the toggled settings laid over, and what changed."""
-        effective = dict(kwargs)
-        toggled: dict[str, str] = {}
-        for key in TOGGLABLE:
-            if key not in self.overrides:
-                continue
-            now = self.overrides[key]
-            was = kwargs.get(key, _DEFAULTS[key])
-            if key == "mode" and now is not None and effective.get("options"):
-                effective.pop("options")  # torch takes a mode or options, never both
-            effective[key] = now
-            if now != was:
-                toggled[key] = f"{_plain(was)} → {_plain(now)}"
-        if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
-            effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
-        return effective, toggled
-
-    def _caller(self) -> tuple[str, int | None]:
-        """The program's (or its own module's) file and line that called torch.compile: the
-        first frame outside torch and this package (nn.Module.compile calls it from torch)."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            file = os.path.abspath(frame.f_code.co_filename)
-            if not file.startswith((_TORCH_DIR, _OUR_DIR)) and "functools" not in os.path.basename(file):
-                return file, frame.f_lineno
-            frame = frame.f_back
-        return "", None
 
     # --- the calls ----------------------------------------------------------------------------
 
@@ -313,48 +285,36 @@ class CompiledCallables:
         if self.stopped is None:
             self.stopped = stop
 
-    # --- what each callable saw -----------------------------------------------------------
 
-    def capture_of(self, made: Made) -> RunCapture:
-        """The run's capture restricted to what arrived while `made` ran (in any thread)."""
-        cap = self.capture
+def laid_over(overrides: dict[str, Any], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The program's arguments with the toggled settings laid over, and what changed."""
+    effective = dict(kwargs)
+    toggled: dict[str, str] = {}
+    for key in TOGGLABLE:
+        if key not in overrides:
+            continue
+        now = overrides[key]
+        was = kwargs.get(key, _DEFAULTS[key])
+        if key == "mode" and now is not None and effective.get("options"):
+            effective.pop("options")  # torch takes a mode or options, never both
+        effective[key] = now
+        if now != was:
+            toggled[key] = f"{_plain(was)} → {_plain(now)}"
+    if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
+        effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
+    return effective, toggled
 
-        def of(items: list[Any]) -> list[Any]:
-            return items.of(made.index) if isinstance(items, Owned) else []
 
-        return RunCapture(
-            snippet_path=cap.snippet_path,
-            records=of(cap.records),
-            trace=of(cap.trace),
-            graphs=of(cap.graphs),
-            first_runs=cap.first_runs,
-            backend_facts=cap.backend_facts,
-            own_break_lines=cap.own_break_lines,
-        )
-
-    def skips(self, made: Made) -> bool:
-        """Whether Dynamo's trace_rules skip the code a callable's calls run."""
-        return not self.skipped_reason(made).startswith(_NOT_SKIPPED)
-
-    def skipped_reason(self, made: Made) -> str:
-        """Why a callable that was called compiled no graph, where torch's rules say."""
-        target = made.original
-        func = getattr(target, "__func__", None)
-        if func is torch.nn.Module._call_impl:
-            owner = target.__self__
-            forward = getattr(type(owner), "forward", None)
-            code = getattr(forward, "__code__", None)
-            if code is not None and _skipped(code):
-                return (
-                    f"{made.name}.compile() compiles only the frames of its calls, and {made.name}.forward is "
-                    f"torch's own code ({os.path.basename(code.co_filename)}), which Dynamo skips "
-                    "(trace_rules); torch.compile(model) traces the module as a whole instead"
-                )
-            return _NOT_SKIPPED + " in it, or skipped its frames"  # its forward is the program's
-        code = getattr(getattr(target, "forward", target), "__code__", None)
-        if code is not None and _skipped(code):
-            return f"Dynamo skips {code.co_name} ({os.path.basename(code.co_filename)}): trace_rules list it"
-        return _NOT_SKIPPED + " in it, or skipped its frames"
+def caller() -> tuple[str, int | None]:
+    """The program's (or its own module's) file and line that called torch.compile: the
+    first frame outside torch and this package (nn.Module.compile calls it from torch)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = os.path.abspath(frame.f_code.co_filename)
+        if not file.startswith((_TORCH_DIR, _OUR_DIR)) and "functools" not in os.path.basename(file):
+            return file, frame.f_lineno
+        frame = frame.f_back
+    return "", None
 
 
 class _Optimized:
@@ -385,8 +345,6 @@ class _Optimized:
         return getattr(self._inner, name)
 
 
-_NOT_SKIPPED = "Dynamo traced no tensor operation"
-
 #: What a call that raised "returned", for on_return: it keeps its place, with nothing to compare.
 RAISED = object()
 
@@ -399,28 +357,6 @@ def _first_line(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - an exception whose str raises
         return ""
     return text.strip().splitlines()[0][:300] if text.strip() else ""
-
-
-def code_of(target: Any) -> types.CodeType | None:
-    """The code object Dynamo caches a compiled callable's frames under: a function's, a bound
-    method's, a module's forward (None: none found)."""
-    owner = getattr(target, "__self__", None)
-    if isinstance(owner, torch.nn.Module) and getattr(target, "__func__", None) is torch.nn.Module._call_impl:
-        target = type(owner).forward
-    elif isinstance(target, torch.nn.Module):
-        target = type(target).forward
-    target = getattr(target, "__func__", target)
-    code = getattr(target, "__code__", None)
-    return code if isinstance(code, types.CodeType) else None
-
-
-def _skipped(code: types.CodeType) -> bool:
-    try:
-        from torch._dynamo import trace_rules
-
-        return bool(trace_rules.check(code))
-    except Exception:  # noqa: BLE001 - a private rule that moved: say nothing
-        return False
 
 
 def _name_of(model: Any) -> tuple[str, str]:
