@@ -166,7 +166,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=20000, help="calls of the calls loop")
     parser.add_argument("--steps", type=int, default=500, help="steps of the training loop")
-    parser.add_argument("--only", nargs="*", default=None, help="run only these labels (guard_heavy, train, calls)")
+    parser.add_argument(
+        "--only", default=None, help="only these of ours, by label, comma-separated (guard_heavy,train,calls; none)"
+    )
     parser.add_argument("programs", nargs="*", help="more programs (their arguments after a ::, e.g. train.py::--x=1)")
     opts = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -179,7 +181,7 @@ def main(argv: list[str]) -> None:
             Program("calls", str(calls), [str(opts.calls)], unit="call"),
         ]
         if opts.only is not None:
-            runs = [p for p in runs if p.label in opts.only]
+            runs = [p for p in runs if p.label in opts.only.split(",")]
         for spec in opts.programs:
             path, _, rest = spec.partition("::")
             full = Path(path).resolve()
