@@ -306,6 +306,13 @@ def add_program_flags(p: argparse.ArgumentParser) -> None:
         help="stop a program after S seconds (a report of what ran, not an error)",
     )
     g.add_argument(
+        "--compare-calls",
+        type=count_arg,
+        metavar="N",
+        help="compare the first N calls of each compiled callable with the eager reference (default 20); "
+        "the reference runs the program only as far as those calls reach",
+    )
+    g.add_argument(
         "--callable",
         type=callable_arg,
         metavar="NAME",
@@ -345,5 +352,6 @@ def program_options(args: argparse.Namespace, program_args: list[str]) -> Progra
         max_seconds=getattr(args, "max_seconds", None),
         forced=bool(getattr(args, "program", False)),
         only=getattr(args, "callable", None),
+        compare_calls=getattr(args, "compare_calls", None),
         snippet=bool(getattr(args, "as_snippet", False)),
     )

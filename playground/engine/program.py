@@ -39,6 +39,9 @@ class ProgramOptions:
     max_seconds: float | None = None
     forced: bool = False
     only: str | None = None
+    #: --compare-calls: each callable's first calls compared with the eager reference (None:
+    #: the worker's default).
+    compare_calls: int | None = None
     #: --snippet: the file runs as a snippet even though it looks like a program.
     snippet: bool = False
 
@@ -56,6 +59,7 @@ class ProgramOptions:
             toggled=toggled,
             forced=self.forced,
             only=only if only is not None else self.only,
+            compare_calls=self.compare_calls,
         )
 
     def words(self) -> str:

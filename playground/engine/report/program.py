@@ -71,6 +71,9 @@ class ProgramRun(Wire):
     #: The one compiled callable the toggles act on, by its report key (`callable_key`: its
     #: name, or name#N for the N-th torch.compile call where names repeat); None: every one.
     only: str | None = None
+    #: How many of each callable's first calls are compared with the eager reference (None: the
+    #: worker's default); the reference runs the program only as far as those calls reach.
+    compare_calls: int | None = None
 
 
 @dataclass(frozen=True)

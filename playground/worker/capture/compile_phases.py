@@ -20,12 +20,13 @@ Trace = list[tuple[dict[str, Any], Any]]
 
 
 def compile_phases(
-    trace: Trace, calls: list[CallNote], first_runs: dict[str, float], snippet_path: str
+    trace: Trace, calls: list[CallNote], first_runs: dict[tuple[str, int], float], snippet_path: str
 ) -> tuple[tuple[CompilePhase, ...], PhaseTotals]:
     """The report's `compile_phases` (one row per frame compile, from torch's own
     compilation_metrics, with the call of inputs() that triggered it) and
     `compile_phase_totals` (sums over the run, and over call 1: the cold first call).
-    `calls`: RunCapture.calls; `first_runs`: compile id -> seconds of its graphs' first run."""
+    `calls`: RunCapture.calls; `first_runs`: (compile id, which compile of it) -> seconds of
+    its graphs' first run."""
     rows: list[CompilePhase] = []
     spans = chromium_spans(trace)
     # torch's outermost "dynamo" span ends after the metrics record: the n-th one of a compile
@@ -111,18 +112,18 @@ def _outer_spans(trace: Trace) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def _with_first_runs(rows: list[CompilePhase], runs: dict[str, float]) -> list[CompilePhase]:
+def _with_first_runs(rows: list[CompilePhase], runs: dict[tuple[str, int], float]) -> list[CompilePhase]:
     """Each row with its `first_run_s`: the first run of the graphs its frame compile made,
     measured around the backend's callable (outside torch's metrics, so not part of `total_s`).
-    It goes to the compile id's first forward row; a backward graph's first run happens inside
-    the compiled forward's autograd node, in a backward pass: never in the cold first call."""
-    given: set[str] = set()
+    The k-th row of a compile id is that id's k-th compile (ids restart at 0/0 after
+    torch._dynamo.reset()), and only a forward row has one: a backward graph's first run happens
+    inside the compiled forward's autograd node, in a backward pass, never in the cold first call."""
+    seen: dict[str, int] = {}
     out = []
     for row in rows:
-        first_run = 0.0
-        if row.pass_ == "forward" and row.compile_id not in given:
-            given.add(row.compile_id)
-            first_run = round(runs.get(row.compile_id, 0.0), 6)
+        nth = seen.get(row.compile_id, 0)
+        seen[row.compile_id] = nth + 1
+        first_run = round(runs.get((row.compile_id, nth), 0.0), 6) if row.pass_ == "forward" else 0.0
         out.append(replace(row, first_run_s=first_run))
     return out
 

@@ -56,8 +56,12 @@ class RunCapture:
     graphs: list[Graph] = field(default_factory=list)
     #: One note per call of inputs(): its arguments and what torch's cache did (see call_started).
     calls: list[CallNote] = field(default_factory=list)
-    #: compile id -> seconds of the first run of the graphs compiled under it (calls.first_run_timed).
-    first_runs: dict[str, float] = field(default_factory=dict)
+    #: (compile id, which compile of that id) -> seconds of the first run of the graphs that
+    #: compile made (calls.first_run_timed): ids restart at 0/0 after torch._dynamo.reset().
+    first_runs: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: compile id -> its compilation_metrics records so far: while a compile of that id runs,
+    #: which compile of it this is (the k-th record of an id is the k-th row of compile_phases).
+    compiles: dict[str, int] = field(default_factory=dict)
     #: compile id -> what the counting backend saw of that graph (anatomy.py).
     backend_facts: dict[str, BackendFacts] = field(default_factory=dict)
     #: A break in another file (torch's, a library's) keeps its own line there, not the line of
@@ -294,6 +298,9 @@ class _TraceDispatcher(logging.Handler):
         metadata = getattr(record, "metadata", {}) or {}
         payload = getattr(record, "payload", None)
         target.trace.append((metadata, payload))
+        if "compilation_metrics" in metadata:
+            cid = str((metadata.get("compilation_metrics") or {}).get("compile_id"))
+            target.compiles[cid] = target.compiles.get(cid, 0) + 1
         if self.keep_lines:
             try:
                 target.trace_lines.append(self.format(record))

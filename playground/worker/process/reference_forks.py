@@ -147,7 +147,8 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
             if request.run.program is None:
                 run_side(request, side, sink, emit=witness.sent)
             elif side == "eager":
-                program_reference.run_reference(request, sink)  # the program again, eagerly
+                # The program again, eagerly, as far as the compiled run's plan says.
+                program_reference.run_reference(request, sink, path + ".plan")
             else:
                 sink.end(SideResult(complete=True, note="a program has no float64 reference"))
         os.rename(path + ".part", path)

@@ -33,7 +33,6 @@ import os
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +64,7 @@ class CompiledCallables:
         bounds: Bounds,
         on_call: Callable[[Made], None] | None = None,
         only: str | None = None,
-        on_return: Callable[[Made, int, float, int, Any], None] | None = None,
+        on_return: Callable[[Made, float, int, Any], None] | None = None,
     ) -> None:
         self.capture = capture
         self.path = os.path.realpath(program_path)
@@ -76,7 +75,7 @@ class CompiledCallables:
         self.bounds = bounds
         self.on_call = on_call
         #: Told of each outermost call that returned in the program's main thread: (callable,
-        #: program-wide call number, seconds, graphs compiled during it, what it returned) -
+        #: perf_counter when it began, graphs compiled during it, what it returned) -
         #: program_reference.py's record (another thread's calls have no order to compare by).
         self.on_return = on_return
         self.made: list[Made] = []
@@ -146,11 +145,13 @@ class CompiledCallables:
                 return self._compile(fn, **kwargs)
 
             return decorate
-        file, line = self._caller()
+        file, line = caller()
         name, kind = _name_of(model)
         options = {k: _shown(v) for k, v in kwargs.items()}
         index = len(self.made) + 1
-        effective, toggled = self._effective(kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        effective, toggled = (
+            laid_over(self.overrides, kwargs) if matches(self.only, name, index) else (dict(kwargs), {})
+        )
         made = Made(index, name, kind, file, line, options, toggled, model)
         self.made.append(made)
         # torch.compile as the program called it (toggles laid over): only the backend it
@@ -178,7 +179,7 @@ class CompiledCallables:
         result = optimize(counted if counted is not None else backend, *args, **kwargs)
         if getattr(self._local, "inside_compile", False):
             return result
-        file, line = self._caller()
+        file, line = caller()
         options = {"backend": _shown(backend), **{k: _shown(v) for k, v in kwargs.items()}}
         return _Optimized(self, result, file, line, options)
 
@@ -211,35 +212,6 @@ class CompiledCallables:
         self.made.append(made)
         return made
 
-    def _effective(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """The program's arguments with the toggled settings laid over, and what changed."""
-        effective = dict(kwargs)
-        toggled: dict[str, str] = {}
-        for key in TOGGLABLE:
-            if key not in self.overrides:
-                continue
-            now = self.overrides[key]
-            was = kwargs.get(key, _DEFAULTS[key])
-            if key == "mode" and now is not None and effective.get("options"):
-                effective.pop("options")  # torch takes a mode or options, never both
-            effective[key] = now
-            if now != was:
-                toggled[key] = f"{_plain(was)} → {_plain(now)}"
-        if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
-            effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
-        return effective, toggled
-
-    def _caller(self) -> tuple[str, int | None]:
-        """The program's (or its own module's) file and line that called torch.compile: the
-        first frame outside torch and this package (nn.Module.compile calls it from torch)."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            file = os.path.abspath(frame.f_code.co_filename)
-            if not file.startswith((_TORCH_DIR, _OUR_DIR)) and "functools" not in os.path.basename(file):
-                return file, frame.f_lineno
-            frame = frame.f_back
-        return "", None
-
     # --- the calls ----------------------------------------------------------------------------
 
     def _wrapped(self, made: Made, compiled: Any) -> Any:
@@ -262,32 +234,30 @@ class CompiledCallables:
             with self._lock:
                 self.calls += 1
                 made.calls += 1
-                seq = self.calls
                 if made.first_call is None:
-                    made.first_call = seq
+                    made.first_call = self.calls
             stack = self._stack()
             stack.append(made)
-            main = threading.get_ident() == self._thread
+            # Only a call no other compiled callable's call holds is compared: under the eager
+            # reference every nested call runs, compiled only those in eager parts.
+            told = self.on_return if len(stack) == 1 and threading.get_ident() == self._thread else None
             graphs, started = len(self.capture.graphs), time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
-                # Only a call no other compiled callable's call holds is compared: under the
-                # eager reference every nested call runs, compiled only those in eager parts.
-                if main and self.on_return is not None and len(stack) == 1:
-                    _synchronize(self.device)
-                    self.on_return(made, seq, time.perf_counter() - started, len(self.capture.graphs) - graphs, out)
+                if told is not None:
+                    told(made, started, len(self.capture.graphs) - graphs, out)
                 return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
                 if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
                     made.raised = made.raised or f"{type(exc).__name__}: {_first_line(exc)}"
-                    if main and self.on_return is not None and len(stack) == 1:
+                    if told is not None:
                         # Kept in the sequence (so the two runs' calls still pair up), never compared.
-                        self.on_return(made, seq, time.perf_counter() - started, 0, RAISED)
+                        told(made, started, 0, RAISED)
                 raise
             finally:
                 stack.pop()
-                if main and self.on_call is not None:
+                if self.on_call is not None and threading.get_ident() == self._thread:
                     self.on_call(made)
 
         try:
@@ -315,48 +285,36 @@ class CompiledCallables:
         if self.stopped is None:
             self.stopped = stop
 
-    # --- what each callable saw -----------------------------------------------------------
 
-    def capture_of(self, made: Made) -> RunCapture:
-        """The run's capture restricted to what arrived while `made` ran (in any thread)."""
-        cap = self.capture
+def laid_over(overrides: dict[str, Any], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The program's arguments with the toggled settings laid over, and what changed."""
+    effective = dict(kwargs)
+    toggled: dict[str, str] = {}
+    for key in TOGGLABLE:
+        if key not in overrides:
+            continue
+        now = overrides[key]
+        was = kwargs.get(key, _DEFAULTS[key])
+        if key == "mode" and now is not None and effective.get("options"):
+            effective.pop("options")  # torch takes a mode or options, never both
+        effective[key] = now
+        if now != was:
+            toggled[key] = f"{_plain(was)} → {_plain(now)}"
+    if effective.get("mode") is not None and effective.get("backend", "inductor") != "inductor":
+        effective.pop("mode")  # only Inductor takes a mode (a toggled backend keeps the program's)
+    return effective, toggled
 
-        def of(items: list[Any]) -> list[Any]:
-            return items.of(made.index) if isinstance(items, Owned) else []
 
-        return RunCapture(
-            snippet_path=cap.snippet_path,
-            records=of(cap.records),
-            trace=of(cap.trace),
-            graphs=of(cap.graphs),
-            first_runs=cap.first_runs,
-            backend_facts=cap.backend_facts,
-            own_break_lines=cap.own_break_lines,
-        )
-
-    def skips(self, made: Made) -> bool:
-        """Whether Dynamo's trace_rules skip the code a callable's calls run."""
-        return not self.skipped_reason(made).startswith(_NOT_SKIPPED)
-
-    def skipped_reason(self, made: Made) -> str:
-        """Why a callable that was called compiled no graph, where torch's rules say."""
-        target = made.original
-        func = getattr(target, "__func__", None)
-        if func is torch.nn.Module._call_impl:
-            owner = target.__self__
-            forward = getattr(type(owner), "forward", None)
-            code = getattr(forward, "__code__", None)
-            if code is not None and _skipped(code):
-                return (
-                    f"{made.name}.compile() compiles only the frames of its calls, and {made.name}.forward is "
-                    f"torch's own code ({os.path.basename(code.co_filename)}), which Dynamo skips "
-                    "(trace_rules); torch.compile(model) traces the module as a whole instead"
-                )
-            return _NOT_SKIPPED + " in it, or skipped its frames"  # its forward is the program's
-        code = getattr(getattr(target, "forward", target), "__code__", None)
-        if code is not None and _skipped(code):
-            return f"Dynamo skips {code.co_name} ({os.path.basename(code.co_filename)}): trace_rules list it"
-        return _NOT_SKIPPED + " in it, or skipped its frames"
+def caller() -> tuple[str, int | None]:
+    """The program's (or its own module's) file and line that called torch.compile: the
+    first frame outside torch and this package (nn.Module.compile calls it from torch)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = os.path.abspath(frame.f_code.co_filename)
+        if not file.startswith((_TORCH_DIR, _OUR_DIR)) and "functools" not in os.path.basename(file):
+            return file, frame.f_lineno
+        frame = frame.f_back
+    return "", None
 
 
 class _Optimized:
@@ -387,18 +345,10 @@ class _Optimized:
         return getattr(self._inner, name)
 
 
-_NOT_SKIPPED = "Dynamo traced no tensor operation"
-
 #: What a call that raised "returned", for on_return: it keeps its place, with nothing to compare.
 RAISED = object()
 
 _DEFAULTS: dict[str, Any] = {"backend": "inductor", "fullgraph": False, "dynamic": None, "mode": None}
-
-
-def _synchronize(device: str) -> None:
-    """A call's time includes its GPU work, as torch.utils.benchmark's does."""
-    if device.startswith("cuda") and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -407,28 +357,6 @@ def _first_line(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - an exception whose str raises
         return ""
     return text.strip().splitlines()[0][:300] if text.strip() else ""
-
-
-def code_of(target: Any) -> types.CodeType | None:
-    """The code object Dynamo caches a compiled callable's frames under: a function's, a bound
-    method's, a module's forward (None: none found)."""
-    owner = getattr(target, "__self__", None)
-    if isinstance(owner, torch.nn.Module) and getattr(target, "__func__", None) is torch.nn.Module._call_impl:
-        target = type(owner).forward
-    elif isinstance(target, torch.nn.Module):
-        target = type(target).forward
-    target = getattr(target, "__func__", target)
-    code = getattr(target, "__code__", None)
-    return code if isinstance(code, types.CodeType) else None
-
-
-def _skipped(code: types.CodeType) -> bool:
-    try:
-        from torch._dynamo import trace_rules
-
-        return bool(trace_rules.check(code))
-    except Exception:  # noqa: BLE001 - a private rule that moved: say nothing
-        return False
 
 
 def _name_of(model: Any) -> tuple[str, str]:

@@ -1,39 +1,38 @@
-"""A program against itself run eagerly: each compiled callable's outputs, call by call, and its
-calls' times, against the same program run under torch.compiler.set_stance("force_eager") in the
-run's eager reference process (reference.py forks it, as for a snippet). Worker-side.
+"""A program against itself run eagerly, the records: each compiled callable's outputs, call by
+call, and its calls' times, on both sides, the second in the same program run under
+torch.compiler.set_stance("force_eager") in the run's eager reference process (reference.py forks
+it, as for a snippet); program_compare.py sets them side by side. Worker-side.
 
 Both processes run the program with the same patch (program_compiles.py), so the callables are
 made, named and numbered the same way; each records what its callables returned (detached
-copies, up to a budget) and how long each call took. The reference is started only once the
-compiled program has ended, so the two never share the cores while their calls are timed.
+copies) and how long each call took, for the first `compare_calls` calls of each callable (the
+compared prefix; RECORD_CALLS unless `--compare-calls` says). The reference is started only once
+the compiled program has ended, so the two never share the cores while their calls are timed,
+and it is told where the compared prefix ends (`write_plan`): it stops at the next call of a compiled
+callable after that (a callable first called late is still in the prefix), so a long program is
+run eagerly only as far as its compared calls reach. Past its budget a callable's call records
+nothing (no copy, no synchronize): it is only counted, to keep the two runs' calls in step.
 
-The calls are matched by their order in the program: when the two runs' sequences of calls
+The calls are matched by their place among the program's calls: when the two runs' sequences
 differ (a loop whose length depends on the values), the common prefix is compared and the
-report says where they parted. There is no float64 run of a whole program, so a value outside
-the tolerance is "differs", never "within rounding".
+report says where they parted.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import pickle
-import statistics
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from playground.engine.program import callable_key
-from playground.engine.report import Comparison, CompiledCallable, Equivalence, Timings
-from playground.engine.report.equivalence import VERDICTS
-from playground.engine.wording.line import plural
 from playground.worker.capture.records import RunCapture
-from playground.worker.run.compare.equivalence import verdict_of
 from playground.worker.run.compare.reference import portable_dumps
-from playground.worker.run.compare.value_walk import compare_values
 from playground.worker.run.programs.made import (
     Bounds,
     Made,
@@ -52,28 +51,28 @@ from playground.worker.run.programs.stops import (
 )
 from playground.worker.run.spine import loading
 
-#: Calls recorded per callable, and bytes of outputs per process: past either, calls are still
-#: counted and timed, not compared (the note says how many were).
-RECORD_CALLS = 100
+#: Calls compared per callable (its first ones; `--compare-calls N` asks for more), and bytes of
+#: outputs per process: past the bytes, calls in the budget are still timed, not compared (the
+#: note says how many were); past the budget, a call is only counted.
+RECORD_CALLS = 20
 RECORD_BYTES = 64 * 2**20
-#: Calls kept at all (their times and order): a tight loop makes millions in its bound.
-MAX_CALLS_KEPT = 100_000
-
-#: Fewer steady calls than this on a side: its median is shown, the speedup marked unreliable.
-MIN_TIMED = 5
-#: A side whose calls' IQR is more than this share of their median: the speedup is unreliable.
-MAX_SPREAD = 0.5
 
 STANCE = 'torch.compiler.set_stance("force_eager")'
+
+#: The reference's stop once the compared prefix is behind it (a ProgramStopped's `by`).
+COMPARED = "compared"
 
 
 @dataclass
 class ProgramCall:
     """One call of a compiled callable, as one process made it (pickled between them)."""
 
+    #: The call's place among the outermost calls the program's main thread made (both runs
+    #: number them alike while they make the same calls).
     seq: int
     index: int
     name: str
+    #: Which outermost call of its callable it was (1: its first).
     call: int
     seconds: float
     #: Graphs compiled during the call (a call that compiled is no steady-state time).
@@ -87,32 +86,52 @@ class ProgramGrads:
     """The gradients one `backward()` of the program left on each compiled module's parameters."""
 
     seq: int
-    #: The program-wide number of the last call of a compiled callable before it.
+    #: The place (ProgramCall.seq) of the last outermost call before it.
     after_call: int
     grads: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
 class Recorder:
-    """What one process's callables returned and how long they took, call by call."""
+    """What one process's callables returned and how long they took, for each callable's first
+    `budget` outermost calls in the main thread; the later ones only counted."""
 
-    calls: list[ProgramCall] = field(default_factory=list)
+    budget: int = RECORD_CALLS
+    device: str = "cpu"
+    calls: list[Any] = field(default_factory=list)
     bytes: int = 0
-    #: Calls left unrecorded by the budget, per callable index.
+    #: Calls in the budget whose output was not recorded (the bytes ran out, or it could not be
+    #: copied), per callable index.
     skipped: dict[int, int] = field(default_factory=dict)
     sink: Any = None
     backwards: int = 0
+    #: Outermost calls so far (the last one's place), and per callable.
+    position: int = 0
+    per_callable: dict[int, int] = field(default_factory=dict)
+    #: The reference's side: once the call at this place is recorded, `done` is called (the
+    #: reference then stops at the next call of a compiled callable). None: never.
+    stop_after: int | None = None
+    done: Any = None
 
-    def __call__(self, m: Made, seq: int, seconds: float, compiled: int, out: Any) -> None:
-        if seq > MAX_CALLS_KEPT:
-            return
+    def __call__(self, m: Made, started: float, graphs: int, out: Any) -> None:
+        """After an outermost call of `m` in the main thread that began at `started` (perf_counter)
+        and compiled `graphs` graphs; `out` what it returned (RAISED: it raised)."""
+        self.position = seq = self.position + 1
+        nth = self.per_callable[m.index] = self.per_callable.get(m.index, 0) + 1
+        if nth <= self.budget:
+            _synchronize(self.device)
+            self._record(m, seq, nth, time.perf_counter() - started, graphs, out)
+        if self.stop_after is not None and seq >= self.stop_after and self.done is not None:
+            self.done(seq)
+
+    def _record(self, m: Made, seq: int, nth: int, seconds: float, graphs: int, out: Any) -> None:
         if out is RAISED:
             # It raised: in the sequence, so that the two runs' calls pair up, but no value and
             # no steady time (counted as a call that compiled).
-            self._keep(ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled=1))
+            self._keep(ProgramCall(seq, m.index, m.name, nth, seconds, compiled=1))
             return
-        record = ProgramCall(seq, m.index, m.name, m.calls, seconds, compiled)
-        if m.calls <= RECORD_CALLS and self.bytes < RECORD_BYTES:
+        record = ProgramCall(seq, m.index, m.name, nth, seconds, graphs)
+        if self.bytes < RECORD_BYTES:
             try:
                 # A snapshot, taken now: what a call returns may be changed in place later (a
                 # Hugging Face cache object grows at every generate() step).
@@ -126,12 +145,16 @@ class Recorder:
             self.skipped[m.index] = self.skipped.get(m.index, 0) + 1
         self._keep(record)
 
+    def last_kept(self) -> int:
+        """The place of the last call kept (0: none): where the compared prefix ends."""
+        return max((c.seq for c in self.calls if isinstance(c, ProgramCall)), default=0)
+
     def backward(self, made: CompiledCallables) -> None:
         """After the program's own `tensor.backward()`: each compiled module's parameter grads."""
         self.backwards += 1
-        if self.backwards > RECORD_CALLS:
+        if self.backwards > self.budget:
             return
-        record = ProgramGrads(self.backwards, made.calls)
+        record = ProgramGrads(self.backwards, self.position)
         if self.bytes < RECORD_BYTES:
             for m in made.made:
                 owner = module_of(m)
@@ -148,6 +171,12 @@ class Recorder:
             self.sink.program_call(record)
         else:
             self.calls.append(record)
+
+
+def _synchronize(device: str) -> None:
+    """A call's time includes its GPU work, as torch.utils.benchmark's does."""
+    if device.startswith("cuda") and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def module_of(m: Made) -> torch.nn.Module | None:
@@ -247,9 +276,35 @@ def _eager_callback(callback: Any) -> None:
     return None
 
 
-def run_reference(request: Any, sink: Any) -> None:
+def compare_calls(request: Any) -> int:
+    """How many of each callable's first calls the run compares (`--compare-calls`)."""
+    asked = getattr(request.run.program, "compare_calls", None)
+    return asked if asked else RECORD_CALLS
+
+
+def write_plan(path: str, stop_after: int) -> None:
+    """Where the compared prefix ends (the place of its last call), for the reference to read."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump({"stop_after": stop_after}, fh)
+
+
+def read_plan(path: str | None) -> int | None:
+    """The reference's stop (None: no plan, so it runs the whole program)."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            stop = json.load(fh).get("stop_after")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return stop if isinstance(stop, int) and stop > 0 else None
+
+
+def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     """In the eager reference process: the program once more under force_eager, its callables'
-    calls written to `sink` one by one (a process killed half-way leaves what it made)."""
+    calls written to `sink` one by one (a process killed half-way leaves what it made). With a
+    plan (`write_plan`), it ends at the first call of a compiled callable after the compared
+    prefix: the rest of the program is not run."""
     from playground.worker.run.compare.reference import SideResult
 
     program = request.run.program
@@ -257,10 +312,13 @@ def run_reference(request: Any, sink: Any) -> None:
     seconds, _ = program_seconds(program.max_seconds, request.run.flags.timeout_s)
     deadline = time.monotonic() + seconds if seconds else None
     exits = OsExitPatch()
-    recorder = Recorder(sink=sink)
+    recorder = Recorder(
+        budget=compare_calls(request), device=request.run.settings.device, sink=sink, stop_after=read_plan(plan)
+    )
     made = CompiledCallables(
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
     )
+    recorder.done = lambda at: made.keep(ProgramStopped(COMPARED, at))
     patch = BackwardPatch(made, recorder)
     eager = EagerOnly()
     scope = loading.SnippetScope(path, "__main__", not request.warmup)
@@ -288,166 +346,3 @@ def run_reference(request: Any, sink: Any) -> None:
         patch.uninstall()
         made.uninstall()
     sink.end(SideResult(complete=True, note=note))
-
-
-# --- the compiled run's side -------------------------------------------------------------------
-
-
-@dataclass
-class Compared:
-    """Each section's equivalence and timings, and the totals' equivalence."""
-
-    equivalence: dict[int, Equivalence]
-    timings: dict[int, Timings]
-    total: Equivalence | None
-    notes: list[str]
-
-
-def compare(made: list[Made], mine: Recorder, eager_records: list[Any], eager_note: str) -> Compared:
-    """The compiled run's calls (and the grads of its backward() calls) against the
-    reference's, over the common prefix of the two runs' calls."""
-    names = [m.name for m in made]
-    key = {m.index: callable_key(m.name, m.index, names) for m in made}
-    notes: list[str] = []
-    ours = sorted((c for c in mine.calls if isinstance(c, ProgramCall)), key=lambda c: c.seq)
-    theirs = sorted((c for c in eager_records if type(c).__name__ == "ProgramCall"), key=lambda c: c.seq)
-    common = _common_prefix(ours, theirs, eager_note, notes)
-    if common == MAX_CALLS_KEPT:
-        notes.append(f"the calls after the first {MAX_CALLS_KEPT} were neither compared nor timed")
-    outputs: dict[int, list[Comparison]] = {}
-    for a, b in zip(ours[:common], theirs[:common], strict=True):
-        if a.recorded and b.recorded:
-            entries = compare_values(b.out, a.out, a.call, None)
-            outputs.setdefault(a.index, []).extend(replace(e, verdict=e.verdict or verdict_of(e)) for e in entries)
-    grads = _grads(
-        [g for g in mine.calls if isinstance(g, ProgramGrads)],
-        [g for g in eager_records if type(g).__name__ == "ProgramGrads"],
-        common,
-    )
-    equivalence: dict[int, Equivalence] = {}
-    all_out: list[Comparison] = []
-    all_grads: list[Comparison] = []
-    for m in made:
-        out, grad = outputs.get(m.index, []), grads.get(m.index, [])
-        if not out and not grad:
-            continue
-        calls = len({e.call for e in out})
-        note = f"{plural(calls, 'call')} compared"
-        if grad:
-            note += f", grads of {plural(len({e.call for e in grad}), 'backward()', 'backward()s')}"
-        skipped = mine.skipped.get(m.index, 0)
-        if skipped:
-            note += f"; {skipped} later call(s) not recorded (at most {RECORD_CALLS} per callable, 64 MiB in all)"
-        equivalence[m.index] = _equivalence(out, grad, note)
-        all_out += [replace(e, name=f"{key[m.index]}: {e.name}") for e in out]
-        all_grads += [replace(e, name=f"{key[m.index]}: {e.name}") for e in grad]
-    total = _equivalence(all_out, all_grads, "; ".join(notes)) if all_out or all_grads else None
-    timings = {m.index: t for m in made if (t := _timings(m, ours[:common], theirs[:common])) is not None}
-    return Compared(equivalence, timings, total, notes)
-
-
-def _common_prefix(ours: list[ProgramCall], theirs: list[ProgramCall], eager_note: str, notes: list[str]) -> int:
-    """How many calls the two runs made alike (the same callable, in the same order)."""
-    common = 0
-    for a, b in zip(ours, theirs, strict=False):
-        if (a.index, a.name) != (b.index, b.name):
-            notes.append(
-                f"the compiled and the eager run parted at call {a.seq}: compiled called {a.name} "
-                f"(its call {a.call}), eager called {b.name} (its call {b.call}); calls 1-{common} compared"
-            )
-            return common
-        common += 1
-    if len(ours) != len(theirs):
-        longer, shorter = ("compiled", "eager") if len(ours) > len(theirs) else ("eager", "compiled")
-        why = f" ({eager_note})" if eager_note else ""
-        notes.append(
-            f"the {longer} run made {max(len(ours), len(theirs))} calls, the {shorter} "
-            f"{min(len(ours), len(theirs))}{why}: the first {common} compared"
-        )
-    return common
-
-
-def _grads(ours: list[ProgramGrads], theirs: list[ProgramGrads], common: int) -> dict[int, list[Comparison]]:
-    """Each backward() of the common prefix, per compiled module: its parameters' grads."""
-    found: dict[int, list[Comparison]] = {}
-    for a, b in zip(ours, theirs, strict=False):
-        if a.after_call != b.after_call or a.after_call > common:
-            break
-        for index, mine in a.grads.items():
-            ref = b.grads.get(index)
-            if ref is None:
-                continue
-            entries = compare_values(ref, mine, a.seq, None, root="grad")
-            found.setdefault(index, []).extend(replace(e, verdict=e.verdict or verdict_of(e)) for e in entries)
-    return found
-
-
-def _equivalence(entries: list[Comparison], grads: list[Comparison], note: str) -> Equivalence:
-    compared = [e for e in (*entries, *grads) if e.compared]
-    worst = max((VERDICTS.index(e.verdict) for e in compared if e.verdict in VERDICTS), default=None)
-    return Equivalence(
-        ok=bool(compared) and all(e.ok for e in compared),
-        outputs=tuple(entries),
-        grads=tuple(grads),
-        note=note,
-        verdict=VERDICTS[worst] if worst is not None else "",
-        reference=f"the same program under {STANCE}, in a process of its own",
-        rule="each leaf within the tolerance of its dtype; a program has no float64 reference, "
-        "so a value outside it differs",
-    )
-
-
-def _timings(m: Made, ours: list[ProgramCall], theirs: list[ProgramCall]) -> Timings | None:
-    """The callable's steady state as the program made its calls: the calls that compiled
-    nothing (and not the first), compiled against the same calls made eagerly."""
-    steady = [(a, b) for a, b in zip(ours, theirs, strict=True) if a.index == m.index and a.call > 1 and not a.compiled]
-    if not steady:
-        return None
-    compiled = [a.seconds * 1e3 for a, _ in steady]
-    eager = [b.seconds * 1e3 for _, b in steady]
-    c_ms, e_ms = statistics.median(compiled), statistics.median(eager)
-    unreliable = ""
-    spread = max(
-        (_iqr(times) / median, side, median, _iqr(times))
-        for side, times, median in (("compiled", compiled, c_ms), ("eager", eager, e_ms))
-        if median > 0
-    )
-    if len(steady) < MIN_TIMED:
-        unreliable = f"only {len(steady)} steady call(s) of it (at least {MIN_TIMED} are needed)"
-    elif spread[0] > MAX_SPREAD:
-        # The program's own calls are no benchmark: inputs of other sizes, the machine's other
-        # work, a call that waited on I/O. A median inside such a spread says little.
-        unreliable = (
-            f"its {spread[1]} calls' times spread over {spread[3]:.3g} ms (IQR) around a median of "
-            f"{spread[2]:.3g} ms: the calls differ or the machine was busy"
-        )
-    return Timings(
-        note=(
-            "the program's own calls, timed as it made them: the first call and any call that "
-            "compiled left out; eager from the same calls in the reference run, made afterwards"
-        ),
-        eager_ms=round(e_ms, 4),
-        compiled_ms=round(c_ms, 4),
-        eager_iqr_ms=round(_iqr(eager), 4),
-        compiled_iqr_ms=round(_iqr(compiled), 4),
-        eager_runs=len(eager),
-        compiled_runs=len(compiled),
-        speedup=round(e_ms / c_ms, 3) if c_ms > 0 else None,
-        unreliable=unreliable,
-        threads=torch.get_num_threads(),
-    )
-
-
-def _iqr(values: list[float]) -> float:
-    if len(values) < 4:
-        return 0.0
-    q = statistics.quantiles(values, n=4)
-    return q[2] - q[0]
-
-
-def with_comparison(section: CompiledCallable, compared: Compared) -> CompiledCallable:
-    return replace(
-        section,
-        equivalence=compared.equivalence.get(section.index),
-        timings=compared.timings.get(section.index),
-    )

@@ -170,17 +170,19 @@ def counting_around(
         # Dynamo would write a lazy GraphModule's code right after this returns; done here, it
         # stays inside torch's compile metrics (the wrapper below would hide the lazy forward).
         compiled = compat.eager_graph_code(real(gm, example_inputs))
-        return first_run_timed(compiled, cid, capture.first_runs, device)
+        # Which compile of this id it is: the id's compilation_metrics records so far.
+        nth = capture.compiles.get(cid or "", 0)
+        return first_run_timed(compiled, (cid or "", nth), capture.first_runs, device)
 
     return backend
 
 
 def first_run_timed(
-    fn: Callable[..., Any], compile_id: str | None, runs: dict[str, float], device: str
+    fn: Callable[..., Any], key: tuple[str, int], runs: dict[tuple[str, int], float], device: str
 ) -> Callable[..., Any]:
-    """`fn`, with its first run timed into `runs[compile_id]`: the work torch defers
-    from the compile to the graph's first run is part of the cold first call but not of torch's
-    compile metrics. Later runs pay one flag test."""
+    """`fn`, with its first run timed into `runs[key]` (compile id, which compile of it): the
+    work torch defers from the compile to the graph's first run is part of the cold first call
+    but not of torch's compile metrics. Later runs pay one flag test."""
     pending = True
 
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -194,7 +196,6 @@ def first_run_timed(
             synchronize(device)
             return out
         finally:
-            key = compile_id or ""
             runs[key] = runs.get(key, 0.0) + time.perf_counter() - t0
 
     return run

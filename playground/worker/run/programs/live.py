@@ -1,0 +1,66 @@
+"""A running program's live reports: after a call of a compiled callable, at most every
+LIVE_INTERVAL_S, progress and the sections so far as a "traced" diagnostics event, so that the
+app shows a long loop as it runs and a program whose process dies still has its sections.
+Worker-side.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from playground.engine.report import Report
+from playground.worker.capture import diagnostics
+from playground.worker.capture.records import RunCapture
+from playground.worker.run.programs.made import Made
+from playground.worker.run.programs.program_compiles import CompiledCallables
+from playground.worker.run.programs.sections import sections
+from playground.worker.run.spine.context import RunContext
+
+#: Seconds between two live reports of a running program (calls, graphs, recompiles so far),
+#: at least; and the share of the run's time they may take (a long capture takes longer to read).
+LIVE_INTERVAL_S = 0.5
+LIVE_SHARE = 0.02
+
+
+class Live:
+    """After a call of a compiled callable, at most every LIVE_INTERVAL_S: progress and the
+    sections so far as a "traced" diagnostics event (the app shows a long loop as it runs)."""
+
+    def __init__(self, ctx: RunContext, capture: RunCapture, base: Report) -> None:
+        self.ctx = ctx
+        self.capture = capture
+        self.base = base
+        self.made: CompiledCallables | None = None
+        #: None until the first call: that one is always sent, so that a program whose process
+        #: dies soon after still has its first section in the client's report.
+        self.last: float | None = None
+        self.interval = LIVE_INTERVAL_S
+
+    def __call__(self, m: Made) -> None:
+        if self.made is None or (self.last is not None and time.monotonic() - self.last < self.interval):
+            return
+        self.last = began = time.monotonic()
+        try:
+            self._send(m, self.made)
+        finally:
+            # A live report reads the whole capture: never more than LIVE_SHARE of the run's time.
+            self.interval = max(LIVE_INTERVAL_S, (time.monotonic() - began) / LIVE_SHARE)
+
+    def _send(self, m: Made, made: CompiledCallables) -> None:
+        try:
+            limit = made.bounds.max_calls
+            of = f" of {limit}" if limit else ""
+            self.ctx.progress(
+                "calls", f"running the program: call {made.calls}{of}, {m.name}'s call {m.calls}", made.calls
+            )
+            early = replace(
+                diagnostics.read(self.capture).apply(self.base),
+                stage="traced",
+                calls=made.calls,
+                callables=sections(made),
+                notes=tuple(self.ctx.notes),
+            )
+            self.ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        except Exception:  # noqa: BLE001 - a courtesy must never fail the program
+            pass
