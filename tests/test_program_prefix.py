@@ -2,8 +2,9 @@
 each compiled callable (`--compare-calls N`, else the worker's default). The reference runs the
 program only as far as those calls reach, a callable first called late included, and past its
 budget a call of the compiled run copies nothing. Truth from the program itself: what it wrote
-to a file (each process that runs it writes there, the reference too, whose output is not
-shown) and what a plain `python FILE` run of it writes.
+to a file and what a plain `python FILE` run of it writes. The reference's writes to a user's
+file go to shadows of its own (tests/test_program_files.py), so the file the reference must
+reach too is in /dev/shm, the kernel's shared memory, which it writes as the program says.
 
 A program that calls torch._dynamo.reset() compiles 0/0 again: each compile's first run is
 its own (`first_run_s`), keyed by which compile of the id it is.
@@ -20,6 +21,9 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600
@@ -58,6 +62,17 @@ for _ in range(CALLS):
 """
 
 
+@pytest.fixture
+def shared() -> Any:
+    """A folder in /dev/shm, where the reference's writes land as the compiled run's do."""
+    folder = Path("/dev/shm") / f"playground-test-{uuid4().hex}"
+    folder.mkdir()
+    yield folder
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+
+
 def _program(tmp_path: Path, name: str, body: str) -> Path:
     path = tmp_path / name
     path.write_text(textwrap.dedent(body))
@@ -92,9 +107,9 @@ def _loop(tmp_path: Path, calls: int) -> Path:
     return _program(tmp_path, "loop.py", LOOP.replace("CALLS", str(calls)))
 
 
-def test_the_reference_runs_only_as_far_as_the_compared_calls_reach(tmp_path: Path) -> None:
+def test_the_reference_runs_only_as_far_as_the_compared_calls_reach(tmp_path: Path, shared: Path) -> None:
     program = _loop(tmp_path, 300)
-    alone, ours = tmp_path / "plain.log", tmp_path / "ours.log"
+    alone, ours = tmp_path / "plain.log", shared / "ours.log"
     plain(program, str(alone))
     report = check(program, "--compare-calls", "7", args=(str(ours),))
     assert report["error"] is None, report["error"]
@@ -109,9 +124,9 @@ def test_the_reference_runs_only_as_far_as_the_compared_calls_reach(tmp_path: Pa
     assert reference == 7, reference
 
 
-def test_past_its_budget_a_call_copies_nothing(tmp_path: Path) -> None:
+def test_past_its_budget_a_call_copies_nothing(tmp_path: Path, shared: Path) -> None:
     program = _loop(tmp_path, 300)
-    alone, ours = tmp_path / "plain.log", tmp_path / "ours.log"
+    alone, ours = tmp_path / "plain.log", shared / "ours.log"
     plain(program, str(alone))
     report = check(program, "--compare-calls", "5", args=(str(ours),))
     assert report["error"] is None, report["error"]
@@ -123,7 +138,7 @@ def test_past_its_budget_a_call_copies_nothing(tmp_path: Path) -> None:
     assert 5 <= _lines(ours, "copied") <= 3 * 5, _lines(ours, "copied")
 
 
-def test_a_callable_first_called_after_the_others_budgets_is_compared(tmp_path: Path) -> None:
+def test_a_callable_first_called_after_the_others_budgets_is_compared(tmp_path: Path, shared: Path) -> None:
     # A backend that doubles every output: only a comparison with eager sees `late` differ.
     program = _program(
         tmp_path,
@@ -156,7 +171,7 @@ def test_a_callable_first_called_after_the_others_budgets_is_compared(tmp_path: 
         LOG.flush()
         """,
     )
-    alone, ours = tmp_path / "plain.log", tmp_path / "ours.log"
+    alone, ours = tmp_path / "plain.log", shared / "ours.log"
     plain(program, str(alone))
     report = check(program, args=(str(ours),))
     assert report["error"] is None, report["error"]

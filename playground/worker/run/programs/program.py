@@ -45,6 +45,7 @@ from playground.worker.run.programs.stops import (
     Alarm,
     AtExitPatch,
     OsExitPatch,
+    flush_open_files,
     program_seconds,
 )
 from playground.worker.run.spine import decomp_table, loading
@@ -160,6 +161,7 @@ def _run_file(
         if not end.os_exited:  # os._exit skips the exit functions, in python too
             with Unseen(*our_files()):
                 at_exit.run()
+            flush_open_files()
         exits.uninstall()
         backward.uninstall()
         made.uninstall()

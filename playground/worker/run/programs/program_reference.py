@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import pickle
 import sys
 import threading
@@ -42,6 +43,7 @@ from playground.worker.run.programs.program_compiles import (
     RAISED,
     CompiledCallables,
 )
+from playground.worker.run.programs.shadow import ShadowWrites
 from playground.worker.run.programs.stops import (
     Alarm,
     OsExitPatch,
@@ -321,6 +323,8 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     recorder.done = lambda at: made.keep(ProgramStopped(COMPARED, at))
     patch = BackwardPatch(made, recorder)
     eager = EagerOnly()
+    # Its files are shadows (shadow.py): the user's files hold what the compiled run wrote.
+    shadows = ShadowWrites(os.path.dirname(os.path.abspath(plan))) if plan else None
     scope = loading.SnippetScope(path, "__main__", not request.warmup)
     text = request.run.text
     note = ""
@@ -332,6 +336,8 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
         patch.install()
         exits.install()
         eager.install()
+        if shadows is not None:
+            shadows.install()
         loading.seed_everything()
         try:
             with Unseen(*our_files()), Alarm(seconds):
@@ -341,6 +347,8 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     except BaseException as exc:  # noqa: BLE001 - the reference's end is data, never raised
         note = f"the eager run of the program raised {type(exc).__name__}"
     finally:
+        if shadows is not None:
+            shadows.uninstall()
         eager.uninstall()
         exits.uninstall()
         patch.uninstall()
