@@ -90,8 +90,10 @@ def _common_prefix(ours: list[ProgramCall], theirs: list[ProgramCall], eager_not
     common = 0
     for a, b in zip(ours, theirs, strict=False):
         if (a.seq, a.index, a.name, a.call) != (b.seq, b.index, b.name, b.call):
+            # The same place, another call: they parted there; else somewhere before the sooner.
+            where = f"at call {a.seq}" if a.seq == b.seq else f"before call {min(a.seq, b.seq)}"
             notes.append(
-                f"the compiled and the eager run parted before call {min(a.seq, b.seq)}: compiled made "
+                f"the compiled and the eager run parted {where}: compiled made "
                 f"{a.name}'s call {a.call} at {a.seq}, eager {b.name}'s call {b.call} at {b.seq}; "
                 f"the first {plural(common, 'call')} compared"
             )
