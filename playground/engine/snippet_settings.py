@@ -35,6 +35,9 @@ class SnippetSettings:
     lines: dict[str, int]
     problems: tuple[SettingsProblem, ...] = ()
     line: int | None = None
+    #: False when the text does not parse: it says nothing of SETTINGS (a save half-way through
+    #: an edit), so nothing it lacks is taken as removed.
+    parsed: bool = True
 
     def valid_keys(self) -> dict[str, Any]:
         """The keys given with a valid value (the app's initial toggles)."""
@@ -169,7 +172,7 @@ def read_snippet_settings(text: str) -> SnippetSettings:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return SnippetSettings({}, {})
+        return SnippetSettings({}, {}, parsed=False)
     found: list[tuple[ast.stmt, Any, bool]] = []
     edits: list[ast.stmt] = []
     _scan(tree.body, False, found, edits)

@@ -279,6 +279,23 @@ async def test_settings_edited_in_the_file_apply(snippet: Path):
         assert app.settings.backend == "aot_eager"
 
 
+async def test_a_save_that_does_not_parse_keeps_the_toggled_settings(snippet: Path):
+    app = make_app(snippet, engine=FakeEngine(), watch=False)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.settings.backend == "eager"
+        await pilot.press("b")  # the key's backend over SETTINGS' "eager"
+        await settle(pilot)
+        toggled = app.settings.backend
+        assert toggled != "eager"
+        good = snippet.read_text()
+        for text in (good + "\ndef broken(:\n", good):  # half-way through an edit, then fixed
+            save(snippet, text)
+            app.post_message(SnippetChanged())
+            await settle(pilot)
+            assert app.settings.backend == toggled, text[-20:]
+
+
 async def test_quit_closes_the_engine(snippet: Path):
     engine = FakeEngine()
     app = make_app(snippet, engine=engine, watch=False)

@@ -91,9 +91,10 @@ class ShownSnippet:
         return prepared_from(source, ResolvedSettings(settings, self._problems))
 
     def settings_after_edit(self, settings: Settings) -> Settings:
-        """A SETTINGS edit in the file is deliberate: it overrides the keys it names."""
+        """A SETTINGS edit in the file is deliberate: it overrides the keys it names. A save
+        that does not parse edits nothing: the keys toggled since stay through it and the fix."""
         found = self._found.valid_keys()
-        if found == self._file_settings:
+        if not self._found.parsed or found == self._file_settings:
             return settings
         self._file_settings = found
         return layered_settings(self._found, None, base=settings).settings
