@@ -173,11 +173,7 @@ def said_why(inherited: Inherited) -> None:
 
 def _become_child(inherited: Inherited, parent: int) -> None:
     """What every child does first: die with the template, default signals, no reading."""
-    procs.die_with_parent(signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)  # the template died between fork and prctl
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+    procs.forked_from(parent)
     for fd in inherited.template_fds:
         os.close(fd)
     malloc.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted

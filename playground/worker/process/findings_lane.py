@@ -37,11 +37,7 @@ def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int) -> 
     """The lane from the fork to os._exit: one message on the channel, at most."""
     code = 0
     try:
-        procs.die_with_parent(signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(1)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
+        procs.forked_from(parent)
         # A session of its own: where the kernel schedules by session (autogroup, Linux's
         # default on desktops), the lane then gets a share of its own instead of a slice of the
         # worker's, which the run's child and Inductor's compilers are using up.

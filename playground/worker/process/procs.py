@@ -32,6 +32,17 @@ def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     return _prctl(PR_SET_PDEATHSIG, int(sig))
 
 
+def forked_from(parent: int) -> None:
+    """A forked child's first steps: it dies with the template (and leaves at once where the
+    template died between the fork and this call), and the signals the template handles are
+    the kernel's defaults again, so that a kill ends it."""
+    die_with_parent(signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def become_subreaper() -> bool:
     """Orphans below this process are re-parented to it instead of to init, so that a child
     started with start_new_session=True (which leaves our process group) can still be found

@@ -105,11 +105,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
     """A reference process from the fork to os._exit: it never speaks on the channel."""
     code = 0
     try:
-        procs.die_with_parent(signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(1)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
+        procs.forked_from(parent)
         for fd in {inherited.channel.out_fd, *inherited.template_fds}:
             with contextlib.suppress(OSError):
                 os.close(fd)
