@@ -217,6 +217,7 @@ def test_watching_on_two_nodes_pairs_each_save_and_a_signal_to_each_torchrun_end
     assert news is not None and [run.number for run in news.runs] == [1, 2]
     first, fixed = (run.report for run in news.runs)
     assert _counts(list(first.ranks)) == _counts(_truth(LESSON))
-    assert fixed.settings.dynamic is True and fixed.divergence == () and fixed.error is None
+    said = [(r.equivalence_word, r.notes, r.error) for r in fixed.ranks]
+    assert fixed.settings.dynamic is True and fixed.divergence == () and fixed.error is None, said
     assert [r.graph_count for r in fixed.ranks] == [1, 1]
     assert news.presenter is not None and not news.presenter.live
