@@ -61,6 +61,20 @@ def test_many_switches_are_counted_and_a_cut_always_ends_in_an_ellipsis():
     assert worker.plain == "f full off d dyn auto b inductor m default c cuda  (worker used: device=cpu)"
 
 
+def test_a_long_mode_alone_takes_the_short_names_and_keeps_the_device_at_80_columns():
+    long_mode = Settings(backend="inductor", mode="max-autotune-no-cudagraphs", device="cuda")
+    text = settings_text(long_mode, width=78)
+    assert text.cell_len <= 78 and not text.plain.endswith("…")
+    assert text.plain.endswith("c cuda")
+    assert settings_text(long_mode).plain.endswith("c device cuda")  # unbounded: the long names
+
+
+def test_a_setting_the_workers_run_lacks_is_named_and_never_left_empty():
+    asked, used = Settings(target="fn"), Settings()
+    assert settings_text(asked, used, width=100).plain.endswith("(worker used: without target=fn)")
+    assert "(worker used: )" not in settings_text(asked, used, width=200).plain
+
+
 async def test_the_config_switch_is_on_screen_at_80x24():
     app = snapshot_app(rule_report, CONFIG_SNIPPET)
     async with app.run_test(size=(80, 24)) as pilot:

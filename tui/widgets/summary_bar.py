@@ -112,11 +112,10 @@ def settings_text(
     names without their module, then `+N switches:`; whatever is still cut ends in an ellipsis,
     so a cut is never silent. For a `program`, a toggle not pressed reads "as written": the
     program's own torch.compile argument holds."""
-    extra = bool(settings.switch_words() or settings.target or _when_set(settings, passes) or program) or (
-        used is not None and _differs(settings, used)
-    )
     text = Text()
-    for names, short_switches in _FORMS if extra else _FORMS[:1]:
+    # Shorter forms only when the longer do not fit: a long value alone (`mode reduce-overhead`
+    # under Inductor) is enough to push the device past 80 columns.
+    for names, short_switches in _FORMS:
         text = _settings_form(
             settings, used, names=names, short_switches=short_switches, passes=passes, program=program
         )
@@ -174,13 +173,22 @@ def _settings_form(
             text.append("  ")
             text.append(word, style=f"bold {WARN}")
     if used is not None and _differs(settings, used):
-        # Short forms name only what differs: "(worker used: device=cpu)".
-        words = used.label().split("  ")
-        if names:
-            asked = settings.label().split("  ")
-            words = [word for word in words if word not in asked]
-        text.append(f"  (worker used: {'  '.join(words)})", style=WARN)
+        text.append(f"  (worker used: {_used_words(settings, used, names)})", style=WARN)
     return text
+
+
+def _used_words(settings: Settings, used: Settings, names: int) -> str:
+    """What the worker ran with, where it differs from what the bar asks: the whole label, or
+    in the short forms only the words that differ ("device=cpu"), and a word the worker's run
+    lacks as "without target=fn" (a run asked with a target the worker's report does not name)."""
+    words = used.label().split("  ")
+    if not names:
+        return "  ".join(words)
+    asked = settings.label().split("  ")
+    differ = [word for word in words if word not in asked]
+    keys = {word.split("=")[0] for word in words}
+    differ += [f"without {word}" for word in asked if word.split("=")[0] not in keys]
+    return "  ".join(differ) or "other settings"
 
 
 def _toggle_row(text: Text, toggle: Toggle, names: int) -> None:
