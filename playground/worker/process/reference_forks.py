@@ -148,8 +148,19 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
             else:
                 sink.end(SideResult(complete=True, note="a program has no float64 reference"))
         os.rename(path + ".part", path)
-    except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
+    except BaseException as exc:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
         said_why(inherited)
+        _said_to_the_run(path, exc)
     finally:
+        # Across ranks, the references end together, whatever each one's end.
+        with contextlib.suppress(BaseException):
+            ranks.wait_for_the_others("reference-ended")
         os._exit(code)
+
+
+def _said_to_the_run(path: str, exc: BaseException) -> None:
+    """Why this reference failed in our own code, one line beside its result (`.failed`): the
+    run's note says it instead of "killed or crashed"."""
+    with contextlib.suppress(BaseException), open(path + ".failed", "w", encoding="utf-8") as fh:
+        fh.write(f"{type(exc).__name__}: {exc}"[:500])

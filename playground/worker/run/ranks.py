@@ -265,6 +265,21 @@ class _Later:
         return self._group
 
 
+def wait_for_the_others(key: str) -> None:
+    """This rank's `key` set in its group's store, then every other rank's waited for (up to the
+    group's timeout): a rank that ends while another still makes the group's pairs, or finishes
+    a collective with it, fails that one ("Connection closed by peer"). The eager references
+    end so: one whose snippet makes no collective is done at once, and its exit closed the
+    sockets of a rank whose reference was still meeting it (a run across two nodes under load).
+    Outside a group of ours, nothing; a store gone (its node ended) ends the wait."""
+    if _agreements is None:
+        return
+    store, place = _agreements.store, _agreements.place
+    with contextlib.suppress(Exception):
+        store.set(f"{key}/{place.rank}", "1")
+        store.wait([f"{key}/{rank}" for rank in range(place.world_size)], _agreements.timeout)
+
+
 def leave() -> None:
     """The process group gone, as the snippet's own script would end it."""
     global _agreements

@@ -331,5 +331,18 @@ class References:
         # Killed before its end (out of memory, a crash, a signal): what it wrote stays readable.
         partial = read_side(path + ".part") if os.path.exists(path + ".part") else SideResult()
         partial.complete = False
-        partial.note = partial.note or f"the {side} reference process ended before it finished (killed or crashed)"
+        partial.note = partial.note or _why_it_ended(path, side)
         return partial
+
+
+def _why_it_ended(path: str, side: str) -> str:
+    """The words for a reference process that ended without its result: the exception of ours
+    it said before it left (reference_forks.py writes it beside its result), or a kill."""
+    try:
+        with open(path + ".failed", encoding="utf-8", errors="replace") as fh:
+            said = fh.read(500).strip()
+    except OSError:
+        said = ""
+    if said:
+        return f"the {side} reference process failed in the playground's own code ({said})"
+    return f"the {side} reference process ended before it finished (killed or crashed)"
