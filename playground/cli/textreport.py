@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from playground.engine.findings import still_compiling
 from playground.engine.report import Report
 from playground.engine.textsafe import one_line, visible
 from playground.engine.wording import (
@@ -45,6 +46,19 @@ def render(report: Report) -> str:
     ):
         lines += section(report)
     # One escape for the whole report: every line may quote the snippet (output, errors, reasons).
+    return visible("\n".join(lines))
+
+
+def render_findings(report: Report) -> str:
+    """Dynamo's findings, shown while the run's own backend still compiles (watch's text form of
+    the findings stage): what Dynamo traced, its breaks, the recompile limit and recompiles. The
+    complete report follows and says where the backend changed them."""
+    lines = [
+        f"{still_compiling(report.settings.backend)}... Dynamo's findings:",
+        f"graphs {report.graph_count}  breaks {report.graph_break_count}  recompiles {report.recompile_count}",
+    ]
+    for section in (_break_lines, _limit_lines, _recompile_lines):
+        lines += section(report)
     return visible("\n".join(lines))
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
-from playground.cli.textreport import render
+from playground.cli.textreport import render, render_findings
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
+from playground.engine.findings import superseded
 from playground.engine.events import DiagnosticsEvent, FindingsEvent, RestartEvent, RunEvent
 from playground.engine.live import LiveRuns
 from playground.engine.report import Report
@@ -59,6 +60,8 @@ class _Watch:
         self.run_task: asyncio.Task[None] | None = None
         #: The workshop session each complete run is published to (--present), if any.
         self.present: SessionWriter | None = None
+        #: The findings printed for the current run (text mode says where its report differs).
+        self.findings: Report | None = None
 
     def show(self, stage: str, report: Report) -> None:
         if stage == "complete":
@@ -67,7 +70,13 @@ class _Watch:
             _print_line(_staged(stage, report))
         elif stage == "complete":
             print(render(report), flush=True)
+            differs = superseded(self.findings, report) if self.findings is not None else ""
+            if differs:
+                print(f"note: {differs}", flush=True)
             print("-" * 72, flush=True)
+        elif stage == "findings":
+            self.findings = report
+            print(render_findings(report), flush=True)
 
     def publish(self, report: Report) -> None:
         """Hand a complete run to followers; a failed write stops presenting, not watching."""
@@ -86,7 +95,7 @@ class _Watch:
             return  # a newer save exists: this run's lines are stale
         if isinstance(event, DiagnosticsEvent) and event.report.stage == "diagnostics":
             self.show("diagnostics", event.report)  # the stream's contract: once the calls ran
-        elif isinstance(event, FindingsEvent) and self.args.json_lines:
+        elif isinstance(event, FindingsEvent):
             # An extension: Dynamo's findings while a slow backend compiles (docs/report.md).
             self.show("findings", event.report)
         elif isinstance(event, RestartEvent) and not self.args.json_lines:
@@ -94,6 +103,7 @@ class _Watch:
 
     async def run_once(self, gen: int) -> None:
         args = self.args
+        self.findings = None
         # Read once per run, settings and all: a save may change SETTINGS.
         prepared = prepare_run(args.snippet, self.overrides)
         if prepared.error is not None:

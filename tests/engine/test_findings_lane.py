@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from playground.cli.textreport import render, render_findings
 from playground.engine.events import FindingsEvent, RunEvent
 from playground.engine.findings import CompiledBefore, changed, lane_wanted, superseded
 from playground.engine.report import Report
@@ -65,6 +66,13 @@ def test_under_inductor_the_findings_arrive_before_the_complete_report_and_equal
     assert changed(findings, report) == ()
     assert superseded(findings, report) == ""
     assert findings.equivalence is None and findings.timings is None
+    # watch's text form of them: which part still compiles, the counts, and the same break
+    # lines as the complete report's.
+    text = render_findings(findings)
+    assert text.startswith("findings shown; inductor compiling... Dynamo's findings:")
+    assert f"breaks {report.graph_break_count}  recompiles {report.recompile_count}" in text
+    break_lines = [line for line in text.splitlines() if line.startswith("  ")]
+    assert break_lines and all(line in render(report).splitlines() for line in break_lines)
 
 
 def test_where_inductor_adds_a_guard_the_complete_report_says_the_findings_differ(worker, snippet):
