@@ -62,7 +62,8 @@ def compare(made: list[Made], mine: Recorder, eager_records: list[Any], eager_no
         equivalence[m.index] = _equivalence(out, grad, _compared_note(m, out, grad, mine))
         all_out += [replace(e, name=f"{key[m.index]}: {e.name}") for e in out]
         all_grads += [replace(e, name=f"{key[m.index]}: {e.name}") for e in grad]
-    total = _equivalence(all_out, all_grads, "; ".join(notes)) if all_out or all_grads else None
+    total_note = "; ".join([*notes, *_later_note(made, mine)])
+    total = _equivalence(all_out, all_grads, total_note) if all_out or all_grads else None
     timings = {m.index: t for m in made if (t := timings_of(m, ours[:common], theirs[:common])) is not None}
     return Compared(equivalence, timings, total, notes)
 
@@ -82,6 +83,18 @@ def _compared_note(m: Made, out: list[Comparison], grad: list[Comparison], mine:
             "--compare-calls N for more)"
         )
     return note
+
+
+def _later_note(made: list[Made], mine: Recorder) -> list[str]:
+    """The whole run's word on the calls past each callable's compared ones (each section's
+    own note says its share): the top-level verdict covers only the compared calls."""
+    later = sum(max(mine.per_callable.get(m.index, 0) - mine.budget, 0) for m in made)
+    if later <= 0:
+        return []
+    return [
+        f"{plural(later, 'later call')} of compiled callables not compared (the first {mine.budget} "
+        "of each callable are: --compare-calls N for more)"
+    ]
 
 
 def _common_prefix(ours: list[ProgramCall], theirs: list[ProgramCall], eager_note: str, notes: list[str]) -> int:
