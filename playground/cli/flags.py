@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from playground.cli.counts import whole_number
 from playground.engine.passes import Passes
 from playground.engine.program import ProgramOptions, ProgramRun
 from playground.engine.run_request import RunFlags
@@ -107,10 +108,7 @@ def stance_arg(text: str) -> str:
 
 def ranks_arg(text: str) -> int:
     """--ranks N: how many processes torch.distributed joins for the run (1 to MAX_RANKS)."""
-    try:
-        value = int(text.strip(), 10)
-    except (ValueError, AttributeError):
-        value = None
+    value = whole_number(text)
     if value is None or not 1 <= value <= MAX_RANKS:
         raise argparse.ArgumentTypeError(
             f"{shown_value(text)} is not a number of ranks; give a whole number from 1 to {MAX_RANKS}"
@@ -328,10 +326,9 @@ def callable_arg(text: str) -> str:
 
 
 def count_arg(text: str) -> int:
-    """A positive whole number (--max-calls)."""
-    try:
-        value = int(text)
-    except ValueError:
+    """A positive whole number (--max-calls, --compare-calls)."""
+    value = whole_number(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a whole number") from None
     if value < 1 or value > 1_000_000_000:
         raise argparse.ArgumentTypeError(f"{text} is out of range: give a number of calls from 1 to 1000000000")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from playground.cli.counts import whole_number
 from playground.engine.textsafe import one_line
 
 #: The cookie the page's WebSocket carries the token in.
@@ -98,20 +99,18 @@ def origin_refusal(origin: str | None, served: list[str]) -> str:
 
 
 def port_arg(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    port = whole_number(text)
+    if port is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number")
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port (1 to 65535)")
     return port
 
 
 def count_arg(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    count = whole_number(text)
+    if count is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
     if not 1 <= count <= 1000:
         raise argparse.ArgumentTypeError(f"{count}: from 1 to 1000")
     return count

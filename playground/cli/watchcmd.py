@@ -21,8 +21,8 @@ from typing import Any
 from playground.cli.flags import overrides_of, passes_of, program_of, run_flags_of
 from playground.cli.textreport import render, render_findings
 from playground.engine.client import RunCancelled, WorkerClient, WorkerUnavailable
-from playground.engine.findings import superseded
 from playground.engine.events import DiagnosticsEvent, FindingsEvent, RestartEvent, RunEvent
+from playground.engine.findings import superseded
 from playground.engine.live import LiveRuns
 from playground.engine.report import Report
 from playground.engine.run_request import RunRequest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli.flags import ranks_arg
+from playground.cli.flags import count_arg, ranks_arg
 from playground.engine import ranks
 from playground.engine.report import (
     DdpBuckets,
@@ -50,7 +50,7 @@ def test_ranks_is_a_setting_from_1_to_the_most_and_absent_from_the_json_at_1() -
     assert "ranks=2" in Settings(ranks=2).label() and "ranks" not in Settings().label()
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "9", "two", "", "1.5", "1e3", " "])
+@pytest.mark.parametrize("text", ["0", "-1", "9", "two", "", "1.5", "1e3", " ", "1_0", "\u0662", "+2", "\uff12"])
 def test_the_ranks_flag_refuses_what_is_not_a_number_of_processes(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="number of ranks"):
         ranks_arg(text)
@@ -58,6 +58,14 @@ def test_the_ranks_flag_refuses_what_is_not_a_number_of_processes(text: str) -> 
 
 def test_the_ranks_flag_takes_a_whole_number() -> None:
     assert ranks_arg("2") == 2 and ranks_arg(" 8 ") == 8
+
+
+@pytest.mark.parametrize("text", ["1_0", "\u0661\u0660", "\uff11\uff10", "-3", "0", "ten"])
+def test_a_count_flag_takes_only_ascii_digits(text: str) -> None:
+    # Python's int() reads "1_0" and other scripts' digits as 10: no user types a count so.
+    with pytest.raises(argparse.ArgumentTypeError):
+        count_arg(text)
+    assert count_arg("10") == 10
 
 
 def test_ranks_that_agree_have_no_divergence_and_the_top_level_is_rank_0() -> None:
