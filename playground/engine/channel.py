@@ -102,6 +102,7 @@ class WorkerChannel:
         env = dict(os.environ)
         root = _project_root()
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env[scratch.ADDED_PYTHONPATH] = root  # a run takes it off again: the user's code sees theirs
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.scratch = scratch.make()
         scratch.worker_env(env, self.scratch)

@@ -24,6 +24,11 @@ PREFIX = "compile-playground-worker-"
 ENV = "COMPILE_PLAYGROUND_SCRATCH"
 
 
+#: The variable naming the entry the client put first on the worker's PYTHONPATH (channel.py),
+#: so that a run gives the snippet's or program's own subprocesses the PYTHONPATH the user had.
+ADDED_PYTHONPATH = "COMPILE_PLAYGROUND_ADDED_PYTHONPATH"
+
+
 def make() -> str | None:
     """A new scratch folder in the system's temporary folder (mode 0700); None when none can be
     made (a full or read-only disk): the worker then writes where it did before, and says so

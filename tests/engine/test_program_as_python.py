@@ -77,6 +77,38 @@ def test_a_program_cannot_import_from_the_folder_it_was_started_in_as_python_can
     assert seen == truth == {"found": None, "first": str(prog.parent)}
 
 
+@pytest.mark.parametrize("pythonpath", [None, "/nonexistent/theirs"])
+def test_a_programs_subprocess_gets_the_pythonpath_python_gives_it(tmp_path: Path, pythonpath: str | None) -> None:
+    # The playground starts its worker with its own root first on PYTHONPATH; the program's
+    # child processes inherit the user's, as under `python PROG`.
+    prog = _write(
+        tmp_path / "prog.py",
+        """
+        import json, os, subprocess, sys
+        import torch
+
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.environ.get('PYTHONPATH'))"], capture_output=True, text=True
+        )
+        print(json.dumps({"mine": os.environ.get("PYTHONPATH"), "child": child.stdout.strip()}))
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        """,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    plain = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    cmd = [sys.executable, "-m", "playground", "check", str(prog), "--json", "--no-timing"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT, env=env)
+    report = json.loads(done.stdout)
+    assert report["error"] is None, report["error"]
+    seen = json.loads(report["output"]["text"].strip().splitlines()[-1])
+    assert seen == truth == {"mine": pythonpath, "child": str(pythonpath)}
+
+
 def _logged(text: str, artifact: str) -> list[str]:
     """The lines of one artifact, less the time and process id at their head."""
     return [line.split(" ", 3)[3] for line in text.splitlines() if f"[__{artifact}]" in line]

@@ -11,12 +11,13 @@ import random
 import sys
 import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from playground.engine.scratch import ADDED_PYTHONPATH
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import RunFailure, failure
 
@@ -46,6 +47,23 @@ def as_python_would(path: list[str], cwd: str | None = None, ours: str = _OUR_RO
         if found is not None:
             del out[found]
     return [*out, ours]
+
+
+def pythonpath_as_given(env: MutableMapping[str, str]) -> None:
+    """PYTHONPATH as the user gave it, less the entry the client put first for the worker's own
+    import (channel.ADDED_PYTHONPATH names it): a program's `subprocess.run([sys.executable, ...])`
+    or a multiprocessing worker it spawns starts with the environment python would give it.
+    sys.path, read at the worker's start, keeps our root (last: as_python_would)."""
+    added = env.pop(ADDED_PYTHONPATH, None)
+    if not added:
+        return
+    first, _, rest = env.get("PYTHONPATH", "").partition(os.pathsep)
+    if first != added:
+        return
+    if rest:
+        env["PYTHONPATH"] = rest
+    else:
+        env.pop("PYTHONPATH", None)
 
 
 def unshadow(snippet_dir: str) -> None:
@@ -85,6 +103,7 @@ class SnippetScope:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
             sys.path[:] = [os.path.dirname(self.path), *as_python_would(sys.path)]
+            pythonpath_as_given(os.environ)
             unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)
