@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -26,10 +27,12 @@ from typing import Any
 from playground.cli.textreport import render
 from playground.engine.report import GraphBreak, Report
 from playground.engine.wording import breaks
+from tests.engine.test_ranks import _check
 from tests.engine.test_ranks_private import _descendants, _listening, _loopback
 
 ROOT = Path(__file__).resolve().parents[1]
 DDP_TRAIN = ROOT / "tests" / "programs" / "ddp_train.py"
+RANK_RAISES = ROOT / "tests" / "programs" / "rank_raises.py"
 COUNTS = ("graph_count", "graph_break_count", "recompile_count")
 TIMEOUT_S = 600
 
@@ -157,3 +160,43 @@ def test_a_programs_own_process_group_listens_on_no_address_but_the_loopback(tmp
     assert [rank["output"]["text"].strip() for rank in report["ranks"]] == ["rank 0 done", "rank 1 done"]
     assert seen, "no listener seen at all: the test saw nothing of the run"
     assert [a for a in seen if not _loopback(a)] == [], sorted(set(seen))
+
+
+def torchrun_failure(path: Path, world: int) -> dict[str, Any]:
+    """How plain `torchrun --nproc-per-node WORLD PROGRAM` ends a job one of whose ranks raised:
+    its exit status, the rank its summary names as the root cause (the first observed failure),
+    and that rank's exception as its traceback on stderr says it (type, message, the program's
+    innermost line)."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={world}", str(path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+    _, _, root = done.stderr.partition("Root Cause (first observed failure):")
+    found = re.search(r"rank\s*:\s*(\d+)", root)
+    assert found, done.stderr[-3000:]
+    rank = int(found.group(1))
+    said = [line.split(": ", 1)[1] for line in done.stderr.splitlines() if line.startswith(f"[rank{rank}]: ")]
+    lines = [int(m) for m in re.findall(rf'File "{re.escape(str(path))}", line (\d+)', "\n".join(said))]
+    exc_type, _, message = said[-1].partition(": ")
+    return {"exit": done.returncode, "rank": rank, "type": exc_type, "message": message, "line": lines[-1]}
+
+
+def test_a_rank_whose_program_raises_stops_the_others_as_torchrun_does(tmp_path: Path) -> None:
+    """Rank 1 raises while rank 0 goes on into DDP's all-reduce: torchrun stops rank 0 and fails
+    with rank 1's error; so does the run, long before its timeout, with nothing of it left."""
+    truth = torchrun_failure(RANK_RAISES, 2)
+    assert truth["exit"] != 0 and truth["rank"] == 1, truth
+    # Long enough that a run left waiting for its timeout cannot pass for a stopped one, even
+    # with the worker's start on a loaded machine (a minute, seen with 2 cores shared).
+    timeout = 240
+    flags = ("--ranks", "2", "--timeout", str(timeout), "--no-timing")
+    code, report, elapsed = _check(tmp_path, RANK_RAISES.read_text(), *flags, timeout=timeout)
+    assert code != 0
+    assert elapsed < timeout / 2, elapsed  # stopped, not waited for until the timeout
+    error = report["error"]
+    assert (error["type"], error["line"]) == (truth["type"], truth["line"]), error
+    assert error["message"].startswith(f"rank 1: the program raised: {truth['message']}"), error
+    failed = report["ranks"][1]
+    assert failed["program_exit"]["exception"] == {k: truth[k] for k in ("type", "message", "line")}
+    stopped = report["ranks"][0]["error"]
+    assert stopped["type"] == "RankStopped", stopped
+    assert stopped["message"].startswith("rank 0 was stopped") and "because rank 1 failed" in stopped["message"]
+    assert f"rank 0 was stopped at line {stopped['line']} because rank 1 failed" in error["message"], error

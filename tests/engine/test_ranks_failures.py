@@ -104,7 +104,7 @@ def _with(error: RunError | None) -> Report:
 
 
 def test_a_failure_of_rank_0_alone_stays_rank_0s_own_error() -> None:
-    from playground.worker.process.rank_group import run_error
+    from playground.worker.process.rank_errors import run_error
 
     own = RunError(kind="snippet", type="ValueError", message="boom", line=3)
     assert run_error([_with(own), _with(None)], [None, None]) is None
@@ -112,7 +112,7 @@ def test_a_failure_of_rank_0_alone_stays_rank_0s_own_error() -> None:
 
 
 def test_a_rank_killed_at_the_timeout_is_not_the_cause_when_another_rank_raised() -> None:
-    from playground.worker.process.rank_group import run_error
+    from playground.worker.process.rank_errors import run_error
 
     stuck = RunError(kind="snippet", type="Timeout", message="rank 0 was still running at the run's timeout")
     raised = RunError(kind="snippet", type="KeyError", message="'x'", line=12)
@@ -122,7 +122,7 @@ def test_a_rank_killed_at_the_timeout_is_not_the_cause_when_another_rank_raised(
 
 
 def test_under_torchrun_a_ranks_own_failure_is_named_before_a_rank_whose_report_never_came() -> None:
-    from playground.worker.process.rank_group import run_error
+    from playground.worker.process.rank_errors import run_error
 
     missing = RunError(kind="worker", type="RankMissing", message="rank 0 sent no report through torchrun's store: …")
     own = RunError(kind="worker", type="LaunchError", message="rank 1 could not join the process group: rank 0 …")

@@ -7,8 +7,12 @@ Rank 0 speaks its progress and early diagnostics on the channel as a one-process
 every rank sends its final report back to the template in a file of its own with no name
 (readback.HeldReport: no other rank holds it, so none can rewrite another's), read once all have
 ended. The groups meet in stores that are files in the group's folder (mkdtemp's: this user's
-alone), never on a port, and gloo's sockets listen on the loopback only (run/ranks.py). A rank still alive at the timeout is asked for its stack (SIGUSR2, which
-faulthandler answers even inside a C++ wait), then every process of the group is killed.
+alone), never on a port, and gloo's sockets listen on the loopback only (run/ranks.py). A rank
+still alive at the timeout is asked for its stack (SIGUSR2, which faulthandler answers even
+inside a C++ wait), then every process of the group is killed. A rank whose program fails
+(run/ranks.say_failed) has the other ranks stopped at once, each asked for its stack first, as
+torchrun's agent stops a job's other workers when one fails; the run's error is the failed
+rank's (rank_errors.py).
 
 Under torchrun (engine.ranks.Launch: this playground is one process of torchrun's job) the group
 here is the one rank torchrun gave this process, and its reference: the other ranks are the
@@ -20,7 +24,6 @@ rank's is.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import shutil
@@ -38,6 +41,7 @@ from playground.engine.snippet import snippet_line_in_stack
 from playground.worker.process import procs
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, run_child
+from playground.worker.process.rank_errors import collective_line, plain, run_error
 from playground.worker.process.readback import HeldReport, read_regular
 from playground.worker.process.reference_forks import Forked
 from playground.worker.process.spare import Spare
@@ -64,6 +68,9 @@ COLLECTIVE_SHARE = 0.25
 MIN_COLLECTIVE_S, MAX_COLLECTIVE_S = 3.0, 60.0
 #: Seconds a rank asked for its stack is given to write it.
 STACK_GRACE_S = 0.3
+#: How often the group's folder is looked at for a rank whose program failed (run/ranks.say_failed):
+#: torchrun's agent looks at its workers as often by default (`--monitor-interval 0.1`).
+MONITOR_S = 0.1
 
 
 def collective_timeout(run_timeout: float | None) -> float:
@@ -106,6 +113,9 @@ class RankGroup:
         self.held: dict[int, HeldReport] = {}
         #: The report messages that came back, by rank (under torchrun, the other ranks' too).
         self.messages: dict[int, dict[str, Any]] = {}
+        #: The rank whose program failed first, and the ranks stopped for it (None: none failed).
+        self.failed: int | None = None
+        self.stopped: list[int] = []
 
     @property
     def pids(self) -> list[int]:
@@ -141,6 +151,8 @@ class RankGroup:
                     run_child(self.template.inherited(held, others), mine, parent)
             self.children.append(pid)
         killed_for, ended = self._wait(timeout)
+        if self.failed is None:  # every rank ended before a failure was looked for
+            self.failed = self._first_failed()
         for held in self.held.values():
             for rank, message in held.messages().items():
                 self.messages.setdefault(rank, message)
@@ -166,7 +178,11 @@ class RankGroup:
         try:
             while len(ended) < len(self.children):
                 open_fds = [fd for fd, rank in fds.items() if rank not in ended]
-                readable = template.stragglers.select([template.channel.in_fd, *open_fds], deadline)
+                watch = deadline
+                if self.failed is None and len(by_rank) > 1:
+                    soon = time.monotonic() + MONITOR_S
+                    watch = soon if deadline is None else min(deadline, soon)
+                readable = template.stragglers.select([template.channel.in_fd, *open_fds], watch)
                 for fd in readable:
                     if fd in fds:
                         ended[fds[fd]] = _reap(by_rank[fds[fd]])
@@ -177,6 +193,8 @@ class RankGroup:
                     if (stop or template.channel.eof) and not killed_for:
                         killed_for = "cancelled"
                         procs.kill_all(self.children)
+                if self.failed is None and not killed_for:
+                    self._stop_for_failed(by_rank, ended)
                 if deadline is not None and time.monotonic() >= deadline and not killed_for:
                     killed_for = "timeout"
                     alive = [pid for rank, pid in by_rank.items() if rank not in ended]
@@ -189,12 +207,35 @@ class RankGroup:
                 os.close(fd)
         return killed_for, ended
 
+    def _stop_for_failed(self, by_rank: dict[int, int], ended: dict[int, dict[str, Any]]) -> None:
+        """As torchrun's agent does when a worker fails: once a rank says its program failed
+        (run/ranks.say_failed), every other rank still running is stopped, asked for its stack
+        first (where it was), and the failed rank is left to finish its report."""
+        self.failed = self._first_failed()
+        if self.failed is None:
+            return
+        self.stopped = [r for r in by_rank if r != self.failed and r not in ended]
+        alive = [by_rank[r] for r in self.stopped]
+        if alive:
+            procs.kill_all(alive, signal.SIGUSR2)  # each writes its stack (child._as_rank)
+            time.sleep(STACK_GRACE_S)
+            procs.kill_all(alive)
+
+    def _first_failed(self) -> int | None:
+        """The local rank whose program failed first (its file's time), None when none did."""
+        said = []
+        for rank in self.local_ranks:
+            with contextlib.suppress(OSError):
+                said.append((os.lstat(ranks.failed_path(self.folder, rank)).st_mtime_ns, rank))
+        return min(said)[1] if said else None
+
     def _merged(self, ended: dict[int, dict[str, Any]], killed_for: str) -> Report:
         """The run's report: each rank's own (or what its end says), merged, the collective
         trouble named at the top."""
         path = self.request.run.path
         reports = [
-            _plain(self._rank_report(rank, ended.get(rank, {}), killed_for), path) for rank in range(self.world_size)
+            self._stopped(rank, plain(self._rank_report(rank, ended.get(rank, {}), killed_for), path))
+            for rank in range(self.world_size)
         ]
         # A rank that died before its report still ran the torch every other rank ran.
         version = next((r.torch_version for r in reports if r.torch_version), "")
@@ -214,6 +255,26 @@ class RankGroup:
             notes.append("Dynamo's code is not shown for a run across ranks")
         return replace(merged, notes=(*notes, *merged.notes))
 
+    def _stopped(self, rank: int, report: Report) -> Report:
+        """A rank's report, its error the stop when a rank failed first and this one was stopped,
+        or lost its peer in a collective (the failed rank's process had ended): torchrun would
+        have stopped it as well. Its own error's words are kept in the error's detail."""
+        error = report.error
+        if self.failed is None or rank == self.failed or error is None or error.type == "RankStopped":
+            return report
+        lost = ranks.collective_trouble(error.message)
+        if lost is None:
+            return report
+        where = f" at line {error.line}" if error.line else ""
+        stop = RunError(
+            kind="snippet",
+            type="RankStopped",
+            message=f"rank {rank} was stopped{where} because rank {self.failed} failed: it {lost}",
+            line=error.line,
+            detail=f"{error.type}: {error.message}\n{error.detail}".strip(),
+        )
+        return replace(report, error=stop)
+
     def _rank_report(self, rank: int, status: dict[str, Any], killed_for: str) -> Report:
         message = self.messages.get(rank)
         if message is not None and isinstance(message.get("report"), dict):
@@ -232,7 +293,14 @@ class RankGroup:
             return Report(settings=settings, snippet=path, error=error)
         line = self._stack_line(rank)
         where = f" at line {line}" if line else ""
-        if killed_for == "timeout":
+        if rank in self.stopped:
+            error = RunError(
+                kind="snippet",
+                type="RankStopped",
+                message=f"rank {rank} was stopped{where} because rank {self.failed} failed",
+                line=line,
+            )
+        elif killed_for == "timeout":
             error = RunError(
                 kind="snippet",
                 type="Timeout",
@@ -272,57 +340,6 @@ def _ranks_of(request: WorkerRequest, launch: Launch) -> Any:
     return replace(request.run.settings, ranks=min(launch.world_size, MAX_RANKS))
 
 
-def _plain(report: Report, path: str) -> Report:
-    """A rank's report with gloo's words in its error made plain (ranks.plain_gloo), at the
-    line of the collective it waited in."""
-    error = report.error
-    if error is None or ranks.collective_trouble(error.message) is None:
-        return report
-    # Left waiting by another rank: neither torch.compile's failure nor ours.
-    plain = replace(
-        error, kind="snippet", message=ranks.plain_gloo(error.message), line=collective_line(path, error.line)
-    )
-    return replace(report, error=plain)
-
-
-#: torch.distributed's collectives and point-to-point calls, by the name a snippet calls them by.
-COLLECTIVES = frozenset(
-    {"all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all", "all_to_all_single"}
-    | {"broadcast", "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "gather"}
-    | {"scatter", "barrier", "send", "recv", "isend", "irecv", "monitored_barrier"}
-)
-
-
-def collective_line(path: str, line: int | None) -> int | None:
-    """`line`, or the collective's line when `line` is the `def` of a function that makes one: a
-    compiled function's frame stands at its `def` while its graph runs (measured on 2.13 with
-    all_reduce under the eager backend), and the error belongs to the collective it waited in
-    (the first, when it makes several)."""
-    if line is None:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            tree = ast.parse(fh.read(1 << 24))
-    except (OSError, SyntaxError, ValueError):
-        return line
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and line in (
-            node.lineno,
-            *(d.lineno for d in node.decorator_list),
-        ):
-            calls = sorted(
-                call.lineno
-                for call in ast.walk(node)
-                if isinstance(call, ast.Call)
-                and (
-                    (isinstance(call.func, ast.Attribute) and call.func.attr in COLLECTIVES)
-                    or (isinstance(call.func, ast.Name) and call.func.id in COLLECTIVES)
-                )
-            )
-            return calls[0] if calls else line
-    return line
-
-
 def _reap(pid: int) -> dict[str, Any]:
     try:
         _, wait_status = os.waitpid(pid, 0)
@@ -335,129 +352,3 @@ def _reap(pid: int) -> dict[str, Any]:
 
 def _backend(request: WorkerRequest) -> str:
     return "nccl" if request.run.settings.device.startswith("cuda") else "gloo"
-
-
-def _left_waiting(error: RunError) -> bool:
-    """Whether a rank's error is another rank's doing: its collective lost its peers, or it was
-    still running (waiting) when the run timed out."""
-    return ranks.collective_trouble(error.message) is not None or error.type == "Timeout"
-
-
-def run_error(reports: list[Report], stack_lines: list[int | None]) -> RunError | None:
-    """The run's error (the top level's, over rank 0's own), None to keep rank 0's: the rank
-    that failed on its own (raised, or died) when there is one, and which ranks it left
-    waiting; else the collective the ranks fell out of step in (collective_error). Rank 0's
-    own failure stays as it is unless it left other ranks waiting."""
-    causes = [r for r, report in enumerate(reports) if report.error is not None and not _left_waiting(report.error)]
-    if not causes:
-        return collective_error(reports, stack_lines)
-    # Under torchrun, a rank whose report never came says least: a rank here that failed on its
-    # own is named first, and the missing ones after it.
-    missing = [r for r in causes if _missing(reports[r])]
-    if len(missing) < len(causes):
-        causes = [r for r in causes if r not in missing]
-    else:
-        missing = []
-    waiting = [
-        (r, report.error)
-        for r, report in enumerate(reports)
-        if report.error is not None and r not in causes and r not in missing
-    ]
-    rank, error = causes[0], reports[causes[0]].error
-    assert error is not None
-    if rank == 0 and not waiting and not missing:
-        return None
-    lines = [e.line or stack_lines[r] for r, e in waiting]
-    # The failing rank's own line; where the others waited is said in words. A rank of torchrun's
-    # job whose report never came has no line of its own: where the others waited for it is the one.
-    line = error.line or stack_lines[rank]
-    if line is None and error.type == "RankMissing":
-        line = next((x for x in lines if x), None)
-    said = error.message if error.message.startswith(f"rank {rank} ") else f"rank {rank}: {error.message}"
-    if len(causes) > 1:
-        said += f"; {_ranks(causes[1:])} failed too"
-    if missing:
-        said += f"; {_ranks(missing)} sent no report through torchrun's store"
-    in_collective = [r for r, e in waiting if e.type != "Timeout"]
-    if in_collective:
-        at = sorted({x for (r, _), x in zip(waiting, lines, strict=True) if x and r in in_collective})
-        where = f" at line {', '.join(map(str, at))}" if at else ""
-        said += f"; {_ranks(in_collective)} {_was(in_collective)} left waiting in a collective{where}"
-    timed_out = [r for r, e in waiting if e.type == "Timeout"]
-    if timed_out:
-        said += f"; {_ranks(timed_out)} {_was(timed_out)} still running when the run timed out"
-    if error.type == "RankDied" and "SIGABRT" in error.message and in_collective:
-        # gloo's own check on a message's length ends the process (an uncaught C++ exception,
-        # std::terminate) when ranks send the same collective different sizes.
-        return RunError(
-            kind="snippet",
-            type="CollectiveMismatch",
-            message=(
-                f"the ranks fell out of step: {said}. gloo aborts a rank whose peer sends a "
-                "collective of another size: check that every rank passes the same shape"
-            ),
-            line=line or next((x for x in lines if x), None),
-            detail=error.detail,
-        )
-    return replace(error, message=said, line=line)
-
-
-def _missing(report: Report) -> bool:
-    return report.error is not None and report.error.type == "RankMissing"
-
-
-def _was(ranks_: list[int]) -> str:
-    return "was" if len(ranks_) == 1 else "were"
-
-
-def collective_error(reports: list[Report], stack_lines: list[int | None]) -> RunError | None:
-    """The run's error when ranks fell out of step in a collective: which ranks waited, on
-    which line of the snippet, and that the others never got there; None when no rank did.
-    A rank whose wait names no snippet line was left waiting elsewhere (in a later collective,
-    or in the run's own agreements) by a rank that went another way."""
-    waited: list[tuple[int, int | None]] = []  # its wait in a collective timed out
-    stuck: list[tuple[int, int | None]] = []  # killed at the run's timeout, where its stack was
-    for rank, report in enumerate(reports):
-        error = report.error
-        if error is None:
-            continue
-        if ranks.collective_trouble(error.message) is not None:
-            waited.append((rank, error.line))
-        elif error.type == "Timeout":
-            stuck.append((rank, error.line or stack_lines[rank]))
-    if not waited and not stuck:
-        return None
-    if stuck:
-        said = "; ".join(f"rank {r} was still running{_at(line)} when the run timed out" for r, line in stuck)
-        if waited:
-            said += f"; {_ranks([r for r, _ in waited])} waited for it in a collective until its wait timed out"
-        first = next((line for _, line in stuck if line), None)
-    elif any(line for _, line in waited):
-        who = sorted({r for r, line in waited if line})
-        others = [r for r in range(len(reports)) if r not in who]
-        lines = sorted({line for _, line in waited if line})
-        said = (
-            f"{_ranks(who)} made a collective at line {', '.join(map(str, lines))} that "
-            f"{_ranks(others) if others else 'the other ranks'} never reached"
-        )
-        first = lines[0]
-    else:
-        said = f"{_ranks([r for r, _ in waited])} waited in a collective that the other ranks never reached"
-        first = None
-    return RunError(
-        kind="snippet",
-        type="CollectiveMismatch",
-        message=f"the ranks fell out of step: {said}",
-        line=first,
-        detail="\n".join(r.error.detail for r in reports if r.error is not None and r.error.detail)[-6000:],
-    )
-
-
-def _at(line: int | None) -> str:
-    return f" at line {line}" if line else ""
-
-
-def _ranks(ranks_: list[int]) -> str:
-    if len(ranks_) == 1:
-        return f"rank {ranks_[0]}"
-    return "ranks " + ", ".join(map(str, ranks_[:-1])) + f" and {ranks_[-1]}"

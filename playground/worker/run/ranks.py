@@ -106,6 +106,27 @@ def join(
     _agreements = _Later(timeout, store, place)
 
 
+def failed_path(folder: str, rank: int) -> str:
+    """The file by which rank `rank` says its program failed (`say_failed`)."""
+    return os.path.join(folder, f"rank{rank}.failed")
+
+
+def say_failed(place: RankPlace | None, message: str) -> None:
+    """This rank's program failed (it would exit non-zero: it raised, or exited so) with an error
+    that says `message`: said to the template by a new file in the group's folder as soon as the
+    program has ended, which the template looks for while the ranks run, to stop the other ranks
+    at once (process/rank_group.py), as torchrun's agent stops a job's other workers when one of
+    them fails. Its time is when the rank failed: the first one is the run's cause. A rank whose
+    collective lost its peer says nothing: another rank's failure, or end, was the cause. Outside
+    a run across ranks, nothing."""
+    if place is None or place.world_size < 2 or place.launch is not None or collective_trouble(message):
+        return
+    # A new file, never through a link or into a FIFO someone put there first.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(OSError):
+        os.close(os.open(failed_path(place.folder, place.rank), flags, 0o600))
+
+
 def store_path(place: RankPlace, side: str) -> str:
     """Where the ranks of `side` meet: a file in the group's folder (mkdtemp's, this user's
     alone). torch's TCPStore, the default, listens on every interface whatever address it is

@@ -27,6 +27,7 @@ from playground.engine.report import (
 )
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
+from playground.worker.run import ranks
 from playground.worker.run.compare.reference import References
 from playground.worker.run.programs import program_compare, program_reference
 from playground.worker.run.programs.live import Live
@@ -75,6 +76,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     saved_main = sys.modules.get("__main__")
     code = loading.compiled_source(ctx)
     end, program_s = _run_file(made, recorder, code, scope.open(), [path, *program.args], seconds)
+    failed_rank = _failed_across_ranks(ctx, end, recorder)
     if end.stopped is not None and by_timeout and end.stopped.by == "max_seconds":
         ctx.notes.append(
             f"program: no --max-seconds, so it was bounded at {seconds:g} s, a third of the run's "
@@ -96,7 +98,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         # Read while the program's module is still __main__: what its callables returned may
         # hold instances of its own classes, which unpickle only there.
         began = time.perf_counter()
-        compared = _against_eager(ctx, found, found_sections, made, recorder)
+        compared = None if failed_rank else _against_eager(ctx, found, found_sections, made, recorder)
         eager_s = time.perf_counter() - began
     finally:
         local_modules = scope.close()
@@ -167,6 +169,21 @@ def _run_file(
         made.uninstall()
         sys.argv = saved_argv
     return end, time.perf_counter() - began
+
+
+def _failed_across_ranks(ctx: RunContext, end: Ended, recorder: program_reference.Recorder) -> bool:
+    """Whether this rank of a run across ranks failed (its program would exit non-zero), said to
+    the template so that it stops the other ranks, as torchrun stops them. Its eager reference is
+    then not run: it would wait in the references' group for ranks that never come."""
+    if ctx.request.rank is None or end.exit.code in (0, None):
+        return False
+    ranks.say_failed(ctx.request.rank, end.error.message if end.error is not None else "")
+    if recorder.calls:
+        ctx.notes.append(
+            "program: not compared with eager: the program failed on this rank, which ends the run across "
+            "ranks as it ends torchrun's job (the other ranks' eager runs would never come)"
+        )
+    return True
 
 
 def _against_eager(
