@@ -245,6 +245,10 @@ def run_here(
             faulthandler.cancel_dump_traceback_later()
             limits.after_run()
     report = limits.over_cap(report, memory_cap)
+    if request.rank is not None and request.run.program is None and report.error is not None:
+        # A snippet's rank that failed stops the others at once, as a program's does (its own
+        # reference has ended: the report is whole); one that lost its peer says nothing.
+        ranks.say_failed(request.rank, report.error.message)
     worker = WorkerInfo(pid=os.getpid(), rss_mb=round(rss_mb(), 1), isolation="fork", peak_rss_mb=peak_rss_mb())
     report = replace(report, output=out.read(), worker=worker)
     message: dict[str, Any] = {"event": "report", "report": report.to_dict()}

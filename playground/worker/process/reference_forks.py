@@ -140,6 +140,7 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
                     make_group=request.run.program is None,
                     side="reference",
                 )
+                ranks.say_joined()
             if request.run.program is None:
                 run_side(request, side, sink, emit=witness.sent)
             elif side == "eager":
@@ -153,9 +154,9 @@ def _reference_process(inherited: Inherited, request: WorkerRequest, parent: int
         said_why(inherited)
         _said_to_the_run(path, exc)
     finally:
-        # Across ranks, the references end together, whatever each one's end.
+        # Across ranks, no reference ends while another still makes its pairs with it.
         with contextlib.suppress(BaseException):
-            ranks.wait_for_the_others("reference-ended")
+            ranks.wait_until_all_joined()
         os._exit(code)
 
 

@@ -46,6 +46,8 @@ _shared: tuple[Any, RankPlace] | None = None
 STORE_PREFIX = "compile-playground"
 #: How often a rank looks in the store for what another rank has put there.
 POLL_S = 0.05
+#: The key under which each rank says its group is made (say_joined).
+JOINED = "compile-playground-joined"
 #: The loopback's interface, for gloo's own sockets (Linux's name; the worker runs on Linux).
 LOOPBACK_INTERFACE = "lo"
 
@@ -286,19 +288,27 @@ class _Later:
         return self._group
 
 
-def wait_for_the_others(key: str) -> None:
-    """This rank's `key` set in its group's store, then every other rank's waited for (up to the
-    group's timeout): a rank that ends while another still makes the group's pairs, or finishes
-    a collective with it, fails that one ("Connection closed by peer"). The eager references
-    end so: one whose snippet makes no collective is done at once, and its exit closed the
-    sockets of a rank whose reference was still meeting it (a run across two nodes under load).
-    Outside a group of ours, nothing; a store gone (its node ended) ends the wait."""
+def say_joined() -> None:
+    """This rank's group is made: said in the group's store (`wait_until_all_joined` reads it)."""
     if _agreements is None:
         return
-    store, place = _agreements.store, _agreements.place
     with contextlib.suppress(Exception):
-        store.set(f"{key}/{place.rank}", "1")
-        store.wait([f"{key}/{rank}" for rank in range(place.world_size)], _agreements.timeout)
+        _agreements.store.set(f"{JOINED}/{_agreements.place.rank}", "1")
+
+
+def wait_until_all_joined() -> None:
+    """Before this rank's process ends: every rank's group made (up to the group's timeout). A
+    rank that ends while another still makes its pairs with it fails that one ("Connection
+    closed by peer"): the eager references end so, one whose snippet makes no collective at
+    once, and its exit closed the sockets of a rank whose reference was still meeting it (a run
+    across two nodes under load). Once every rank has its group, an end is harmless: a rank still
+    running meets the others only in collectives, which pair. Outside a group of ours, nothing;
+    a store gone (its node ended) ends the wait."""
+    if _agreements is None:
+        return
+    place = _agreements.place
+    with contextlib.suppress(Exception):
+        _agreements.store.wait([f"{JOINED}/{rank}" for rank in range(place.world_size)], _agreements.timeout)
 
 
 def leave() -> None:
