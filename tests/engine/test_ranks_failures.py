@@ -78,10 +78,11 @@ def test_the_rank_that_raised_is_the_runs_error_and_the_rank_it_left_waiting_is_
     # a job's other workers, not left to the collective's timeout.
     stopped = report["ranks"][0]["error"]
     assert stopped["type"] == "RankStopped", stopped
-    assert stopped["line"] in (7, 9), stopped  # the compiled frame's line or its all_reduce's
-    assert error["message"].endswith(
-        f"rank 0 was stopped at line {stopped['line']} because rank 1 failed, as torchrun stops them"
-    )
+    # Where it stood: the compiled frame's line or its all_reduce's; none when the stop found it
+    # between two calls, in the playground's own code (a loaded machine).
+    assert stopped["line"] in (7, 9, None), stopped
+    where = f" at line {stopped['line']}" if stopped["line"] else ""
+    assert error["message"].endswith(f"rank 0 was stopped{where} because rank 1 failed, as torchrun stops them")
     assert elapsed < 200
 
 
