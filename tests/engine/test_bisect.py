@@ -6,6 +6,7 @@ and a Ctrl-C mid-bisection leaves no process behind."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -69,7 +70,17 @@ def _bisect(path: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@functools.cache
+def lesson_bisection(name: str) -> dict:
+    """`bisect --json` of the lesson `name`, run once per test process: the tests below (and
+    test_decomp_table's) check different things of the same bisection."""
+    return _bisect(LESSONS / f"{name}.py")
+
+
+@functools.cache
 def _truth(path: Path) -> dict | None:
+    """Torch's own bisector's culprit for `path`, run once per test process (several tests
+    compare with the same lesson's truth)."""
     # Its own Inductor cache: torch's caches do not key on the decomposition table, so a graph
     # another process cached without the lesson's registration would be served to it (and the
     # bisector would find nothing).
@@ -97,7 +108,7 @@ def test_bisect_finds_what_torch_finds(name: str, call: str) -> None:
     path = LESSONS / f"{name}.py"
     truth = _truth(path)
     assert truth is not None, "torch's bisector found nothing: the lesson no longer diverges"
-    ours = _bisect(path)["bisection"]
+    ours = lesson_bisection(name)["bisection"]
     assert ours is not None
     assert {k: ours[k] for k in truth} == truth
     # The first value that differs is the lesson's own call of the op (fn's line, not a helper's).
@@ -108,7 +119,7 @@ def test_bisect_finds_what_torch_finds(name: str, call: str) -> None:
 
 def test_bisect_names_the_line_of_the_op() -> None:
     path = LESSONS / "wrong_decomposition.py"
-    ours = _bisect(path)["bisection"]
+    ours = lesson_bisection("wrong_decomposition")["bisection"]
     op = ours["debug_info"].split("op='aten.", 1)[1].split("'", 1)[0]
     calls = [i for i, row in enumerate(path.read_text().splitlines(), 1) if f"torch.{op}(" in row]
     assert ours["line"] == calls[0]
@@ -259,7 +270,7 @@ def test_agreeing_lesson_runs_no_bisection() -> None:
     ],
 )
 def test_workaround_makes_the_failure_go(name: str, workaround: dict) -> None:
-    ours = _bisect(LESSONS / f"{name}.py")["bisection"]
+    ours = lesson_bisection(name)["bisection"]
     assert ours["workaround"] == {"config": workaround}
     flags = [f"--config={k}={json.dumps(v)}" for k, v in ours["workaround"]["config"].items()]
     assert _bisect(LESSONS / f"{name}.py", *flags)["bisection"] is None

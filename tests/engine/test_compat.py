@@ -117,3 +117,38 @@ def test_where_dynamo_is_tracing_is_read_from_another_thread(tmp_path):
     assert {line for line, _ in seen} <= {1, 2, 3, 4}  # a frame starts at its `def` line
     assert max(depth for _, depth in seen) > 20
     assert compat.dynamo_tracing_at(sys._current_frames()[main], str(source)) is None  # not tracing now
+
+
+#: In a fresh `python`: Inductor's start-up as a bisection's driver does it, then a forked child's
+#: parallel op (a parent that ran one hands its children a broken OpenMP pool), then a C++ config
+#: that forces the ISA check off, as a step's snippet may set it.
+START_UP = """
+import json
+from playground.worker import compat
+from playground.worker.process.warmup import fork_probe
+from torch._inductor import config, cpu_vec_isa
+
+compat.start_inductor()
+probed = [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()]
+forked_child_ran = fork_probe(60)
+config.cpp.vec_isa_ok = False
+compat.forget_probes_if_config_changed()
+print(json.dumps({"probed": probed, "forked_child_ran": forked_child_ran,
+                  "after": [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()]}))
+"""
+
+
+def test_inductor_start_up_runs_no_op_and_is_dropped_under_another_cpp_config():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", START_UP], capture_output=True, text=True, timeout=300, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said = json.loads(out.stdout.strip().splitlines()[-1])
+    assert said["forked_child_ran"]
+    # With the check forced off no ISA is valid: the probes' inherited answers were dropped.
+    assert said["after"] == []
+    assert said["probed"], "this machine's compiler built no vector ISA: nothing was inherited to drop"

@@ -42,6 +42,7 @@ from playground.worker.compat.guards import (
     guard_filter,
     skip_guard_eval,
 )
+from playground.worker.compat.inductor_start import forget_probes_if_config_changed, start_inductor
 from playground.worker.compat.logs import (
     ARTIFACT_ALIASES,
     ARTIFACTS,
@@ -114,6 +115,7 @@ __all__ = [
     "error_on_graph_break",
     "filter_entry_fields",
     "forget_compile_threads",
+    "forget_probes_if_config_changed",
     "frame_locals",
     "graph_break_hint_categories",
     "graph_break_ids_by_type",
@@ -129,6 +131,7 @@ __all__ = [
     "real_backend",
     "registered_logger_names",
     "skip_guard_eval",
+    "start_inductor",
     "target_code",
     "torch_log_formatter",
     "torch_version",

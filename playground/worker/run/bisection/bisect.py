@@ -4,8 +4,9 @@ is the driver, the process a front end starts.
 Run as `python -m playground.worker.run.bisection.bisect SNIPPET [--config KEY=JSON]...`; it writes
 JSON lines on stdout (its channel): `progress` events (`BisectProgress`), then one `result`, or
 one `error`. The bisector's own prints go elsewhere. Each step of the bisection is a fresh
-process, forked from this driver (which has imported torch but never run an op), that loads the
-snippet, calls it eagerly and compiled with Inductor, and compares values and gradients with the
+process, forked from this driver (which has imported torch and done Inductor's start-up, its
+imports and C++ probes, but never run an op: compat.start_inductor), that loads the snippet,
+calls it eagerly and compiled with Inductor, and compares values and gradients with the
 snippet's tolerance (`verdict.py`; the forks are `forks.py`). The first verdict is judged again
 before any step and the culprit's configurations after (`rechecks.py`); the search is
 `search.py`, and what the culprit names, its workaround and its line, `culprit.py`.
@@ -146,6 +147,19 @@ def _named(
     return found
 
 
+def _warm() -> None:
+    """Inductor's start-up done here once, for every step to inherit (compat.start_inductor: no
+    op runs), and this process's heap hidden from the garbage collector, so that a step's
+    collections do not copy it page by page (as the warm worker's template does)."""
+    import gc
+
+    from playground.worker import compat
+
+    compat.start_inductor()
+    gc.collect()
+    gc.freeze()
+
+
 def main(argv: list[str]) -> int:
     args = Arguments.parse(argv)
     channel = Channel()
@@ -154,6 +168,7 @@ def main(argv: list[str]) -> int:
     _stop_with_us(children, made, args.parent)
     try:
         config = _checked(args)
+        _warm()
         # The same settings again: a verdict that changes between identical runs is no culprit's.
         verdicts = first_verdicts(args.snippet, config, children, args.timeout_s)
         reason = nothing_to_bisect(verdicts)

@@ -74,6 +74,7 @@ def _apply_config(config: dict[str, Any]) -> None:
     import torch._dynamo.config
     import torch._inductor.config
 
+    from playground.worker import compat
     from playground.worker.run.spine import decomp_table
     from playground.worker.run.spine.switches import checked_config
 
@@ -86,6 +87,8 @@ def _apply_config(config: dict[str, Any]) -> None:
     # After the load: the snippet's own registrations are in the table, the ops to take out
     # can be taken, and a table not torch's own turns Inductor's caches off (decomp_table.py).
     decomp_table.settle()
+    # The driver's C++ probes hold only under the C++ config it probed with.
+    compat.forget_probes_if_config_changed()
 
 
 def prepared(snippet: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:

@@ -1,6 +1,6 @@
 """The bisection's fresh processes: each step's verdict, the culprit's line and the first
 diverging op are worked out in a process forked from the bisection's driver (which has imported
-torch but never run an op), read back on a pipe within the step's timeout; and `StepStopped`,
+torch and done Inductor's start-up but never run an op), read back on a pipe within the step's timeout; and `StepStopped`,
 what ends the bisection with an error instead of a verdict."""
 
 from __future__ import annotations
