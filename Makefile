@@ -109,7 +109,9 @@ endif
 # the template, so no state of theirs reaches the next run), nor which of model and fn is compiled
 # (test_target_choice: our loading), nor a switch's warm run against a fresh process's (test_config_settings'
 # `..._match_a_fresh_process`: the fork again), nor the code view's own timeout and cancel (test_dynamo_code:
-# a kill of a hung child), nor the tests that start no torch at all (-m torch: the pure ones).
+# a kill of a hung child), nor a bisection stopped by a signal or a cancel midway (test_bisect's
+# `mid_bisection` and `bisection_cancelled`: our process handling, 4 min of this stage once), nor the
+# tests that start no torch at all (-m torch: the pure ones).
 # Keeping CI under 15 minutes with the models extra installed is the reason.
 TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged_reports history \
 	import_contracts import_hygiene last_words limits_unit matrix_exports explain_exports \
@@ -121,7 +123,8 @@ test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)
 	$(VENV214)/bin/python -m pytest -q $(XDIST214) $(DURATIONS) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py tests/test_gallery_ranks.py \
 		-k "not runs_standalone and not check_json_carries and not match_a_fresh_process \
-			and not hung_code_run and not cancel_during_the_code_run" \
+			and not hung_code_run and not cancel_during_the_code_run \
+			and not mid_bisection and not bisection_cancelled" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)
 
 lint: venv
