@@ -77,3 +77,24 @@ async def test_a_complete_report_that_differs_from_the_findings_says_so(snippet:
         assert app.main.view.report.graph_count == 3
         words = [n.message for n in app._notifications if "supersedes" in n.message]
         assert words and "graphs 2 -> 3" in words[0]
+
+
+async def test_the_line_of_what_changed_goes_while_a_new_runs_findings_show(snippet: Path):
+    engine = LaneEngine(complete_graphs=2)
+    app = make_app(snippet, engine=engine, watch=False, settings=INDUCTOR)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert "#2 since #1" in bar_text(app, "changes")
+        engine.gate = asyncio.Event()  # the third run shows its findings, then holds
+        await pilot.press("r")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.main.view.report is not None and app.main.view.report.stage == "findings":
+                break
+        assert app.main.view.report.stage == "findings"
+        assert app.main.view.since is None and not app.main.query_one("#changes").display
+        engine.gate.set()
+        await settle(pilot)
+        assert "#3 since #2" in bar_text(app, "changes")

@@ -72,6 +72,10 @@ class RunResults:
         program that ended in its own error still made its findings (sections, values, times):
         the panes show them, while the summary says the error."""
         self.attempt = report
+        if report.stage != "complete":
+            # A new run's findings or diagnostics are on screen: what changed between the two
+            # runs before it is not news about them (record() pairs this run once it is complete).
+            self.since = None
         if is_good(report) or has_findings(report):
             self.good, self.good_generation = report, generation
         return is_good(report)
