@@ -15,6 +15,7 @@ from playground.engine.report import Report
 from playground.engine.run_request import RunRequest
 from playground.engine.settings import Settings
 from tui.factory import make_app
+from tui.widgets.summary_bar import summary_text
 
 INDUCTOR = Settings(backend="inductor")
 
@@ -62,6 +63,10 @@ async def test_the_findings_show_with_inductor_compiling_then_the_complete_repor
         assert view.report.graph_break_count == 1 and view.report.graph_count == 2
         assert view.run.kind == "running" and "inductor compiling…" in view.run.words()
         assert "inductor compiling" in bar_text(app)
+        # At 80 columns (78 inside the bar) the state stays on the one line: the short form.
+        narrow = summary_text(view, width=78).plain
+        assert len(narrow) <= 78 and narrow.endswith("| inductor compiling…"), narrow
+        assert summary_text(view).plain.endswith("findings shown; inductor compiling…")
         engine.gate.set()
         await settle(pilot)
         assert app.main.view.report.stage == "complete"

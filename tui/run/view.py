@@ -44,6 +44,9 @@ class RunState:
             return f"{self.message or 'rerun'}: rerunning…"
         if self.kind == "running":
             text = self.message or STEP_WORDS.get(self.step, self.step or "running")
+            if short and self.step == "findings":
+                # "findings shown; inductor compiling": the panes show the findings already.
+                text = text.rpartition("; ")[2]
             if self.step == "compiling" and self.call:
                 text = f"compiling call {self.call}" + (f"/{self.calls}" if self.calls else "")
             return f"{text}…"
