@@ -43,6 +43,22 @@ class Timings(Wire):
     #: The save's waterfall: the run's phases from the client's request to the report
     #: (save_waterfall.py). None (key absent) in reports that predate it.
     save: SaveWaterfall | None = wire(None, omit=absent_if_none("save"))
+    #: A program's callable: torch.utils.benchmark's figure for its last steady call's
+    #: arguments, beside the speedup of the program's own calls (absent elsewhere).
+    benchmark: TorchBenchmark | None = wire(None, omit=absent_if_none("benchmark"))
+
+
+@dataclass(frozen=True)
+class TorchBenchmark(Wire):
+    """torch.utils.benchmark's medians for the same arguments compiled and eagerly, or (note) why
+    there are none."""
+
+    eager_ms: float | None = None
+    compiled_ms: float | None = None
+    speedup: float | None = None
+    #: The Timer's measurements, both sides together.
+    runs: int = 0
+    note: str = wire("", omit=absent_if_empty("note"))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import os
 
 from playground.engine.program import callable_key, matches
 from playground.engine.report import CompiledCallable, Report
+from playground.engine.report.timings import TorchBenchmark
 from playground.engine.settings import dynamic_name
 from playground.engine.wording import breaks
 from playground.engine.wording.line import BAD, DIM, GOOD, HEADING, WARN, Line, plural
@@ -164,7 +165,24 @@ def _against_eager(c: CompiledCallable) -> list[Line]:
                 depth=1,
             )
         )
+        lines += _benchmark_lines(t.benchmark, c.graph_break_count)
     return lines
+
+
+def _benchmark_lines(bench: TorchBenchmark | None, breaks: int) -> list[Line]:
+    """torch.utils.benchmark's figure for the callable's last steady call's arguments (the
+    report's docs say which call), or why there is none."""
+    if bench is None:
+        return []
+    if bench.speedup is None or bench.eager_ms is None or bench.compiled_ms is None:
+        return [Line.of((f"torch.utils.benchmark: {bench.note or 'no figure'}", DIM), depth=1)]
+    return [
+        Line.of(
+            f"torch.utils.benchmark: eager {bench.eager_ms:.3g} ms  compiled {bench.compiled_ms:.3g} ms  ",
+            (f"{bench.speedup:.2f}x ({plural(breaks, 'break')})", DIM),
+            depth=1,
+        )
+    ]
 
 
 def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:

@@ -65,6 +65,8 @@ class Made:
     unwrapped: str = ""
     #: The first exception a call of it raised, as torch gave it ("Type: first line").
     raised: str = ""
+    #: Its newest steady call, kept for torch.utils.benchmark (program_bench.py); None: none.
+    steady: Any = None
 
 
 @dataclass

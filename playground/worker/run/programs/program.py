@@ -25,11 +25,12 @@ from playground.engine.report import (
     Report,
     Stopped,
 )
+from playground.engine.report.timings import TorchBenchmark
 from playground.worker.capture import diagnostics
 from playground.worker.capture.records import RunCapture
 from playground.worker.run import ranks
 from playground.worker.run.compare.reference import References
-from playground.worker.run.programs import program_compare, program_reference
+from playground.worker.run.programs import program_bench, program_compare, program_reference
 from playground.worker.run.programs.live import Live
 from playground.worker.run.programs.made import (
     Bounds,
@@ -70,6 +71,9 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         capture, path, settings.device, overrides, bounds, on_call=live, only=program.only, on_return=recorder
     )
     live.made = made
+    # torch's own benchmark beside the program's times: only where the run times (a collective in
+    # a callable, across ranks, would wait for ranks that time other counts).
+    made.keep_steady = ctx.request.run.flags.timing and ctx.request.rank is None
     ctx.notes.append(_mode_note(program.forced, program.args, overrides, program.only))
     ctx.progress("loading", "running the program")
     scope = loading.SnippetScope(path, "__main__", not ctx.request.warmup)
@@ -82,21 +86,16 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
             f"program: no --max-seconds, so it was bounded at {seconds:g} s, a third of the run's "
             "timeout (the eager reference runs it again after): --max-seconds or --timeout sets it"
         )
-    if made.stopped is not None and end.stopped is None:
-        # The program caught the stop (a bare `except:`) and went on or ended otherwise: it
-        # was stopped all the same, and each later call of a compiled callable raised it again.
-        end.stopped = Stopped(by=made.stopped.by, at=made.stopped.at)
-        ctx.notes.append(
-            "program: it caught the playground's stop (a bare `except:` or `except BaseException`) and went "
-            "on; every later call of a compiled callable raised it again"
-        )
-        if end.error is None:
-            end.exit = ProgramExit(code=None)
+    _stopped_though_caught(ctx, made, end)
     try:
         found = diagnostics.read(capture).apply(base)
         found_sections = sections(made)
         # Read while the program's module is still __main__: what its callables returned may
         # hold instances of its own classes, which unpickle only there.
+        began = time.perf_counter()
+        # Before the reference starts: torch's figure alone on the machine, as the program's were.
+        benchmarks = _benchmarks(ctx, made)
+        bench_s = time.perf_counter() - began
         began = time.perf_counter()
         compared = None if failed_rank else _against_eager(ctx, found, found_sections, made, recorder)
         eager_s = time.perf_counter() - began
@@ -107,6 +106,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     if table := decomp_table.note():
         ctx.notes.append(table)
     if compared is not None:
+        compared.timings = {i: program_bench.beside(t, benchmarks.get(i)) for i, t in compared.timings.items()}
         found_sections = tuple(program_compare.with_comparison(s, compared) for s in found_sections)
         ctx.notes.extend(compared.notes)
     if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
@@ -124,7 +124,9 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
         equivalence=compared.total if compared is not None else None,
         # The program's own run (what `python FILE` would take, less its start and imports),
         # and its eager reference run with the comparison.
-        phase_s=MappingProxyType({"program": round(program_s, 4), "reference": round(eager_s, 4)}),
+        phase_s=MappingProxyType(
+            {"program": round(program_s, 4), "benchmark": round(bench_s, 4), "reference": round(eager_s, 4)}
+        ),
     )
 
 
@@ -169,6 +171,28 @@ def _run_file(
         made.uninstall()
         sys.argv = saved_argv
     return end, time.perf_counter() - began
+
+
+def _stopped_though_caught(ctx: RunContext, made: CompiledCallables, end: Ended) -> None:
+    """The program caught the stop (a bare `except:`) and went on or ended otherwise: it was
+    stopped all the same, and each later call of a compiled callable raised it again."""
+    if made.stopped is None or end.stopped is not None:
+        return
+    end.stopped = Stopped(by=made.stopped.by, at=made.stopped.at)
+    ctx.notes.append(
+        "program: it caught the playground's stop (a bare `except:` or `except BaseException`) and went "
+        "on; every later call of a compiled callable raised it again"
+    )
+    if end.error is None:
+        end.exit = ProgramExit(code=None)
+
+
+def _benchmarks(ctx: RunContext, made: CompiledCallables) -> dict[int, TorchBenchmark]:
+    """torch.utils.benchmark's figure for each callable's newest steady call (program_bench.py)."""
+    if not made.keep_steady or not any(m.steady is not None for m in made.made):
+        return {}
+    ctx.progress("timing", "torch.utils.benchmark on each callable's last steady call")
+    return program_bench.measure(made.made)
 
 
 def _failed_across_ranks(ctx: RunContext, end: Ended, recorder: program_reference.Recorder) -> bool:

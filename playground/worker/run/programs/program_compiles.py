@@ -40,6 +40,7 @@ import torch
 
 from playground.engine.program import PROGRAM_TOGGLES, matches
 from playground.worker.capture.records import RunCapture
+from playground.worker.run.programs import program_bench
 from playground.worker.run.programs.made import Bounds, CountingBackend, Made, Owned, same_backend
 from playground.worker.run.programs.stops import ProgramOsExit, ProgramStopped
 from playground.worker.run.spine.calls import counting_around
@@ -90,6 +91,8 @@ class CompiledCallables:
         self._thread = threading.get_ident()
         #: The callable an exception propagated out of first (by id of the exception).
         self.raised_in: dict[int, Made] = {}
+        #: Keep each callable's newest steady call for torch.utils.benchmark (program_bench.py).
+        self.keep_steady = False
         for name in ("records", "trace", "graphs"):
             setattr(capture, name, Owned(getattr(capture, name), self._owner))
         # A program runs torch's and its own modules' code too: a break there is shown there.
@@ -245,7 +248,10 @@ class CompiledCallables:
             try:
                 out = fn(*args, **kwargs)
                 if told is not None:
-                    told(made, started, len(self.capture.graphs) - graphs, out)
+                    compiled = len(self.capture.graphs) - graphs
+                    told(made, started, compiled, out)
+                    if self.keep_steady and not compiled and made.calls > 1:
+                        program_bench.keep(made, fn, args, kwargs, time.perf_counter() - started)
                 return out
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
