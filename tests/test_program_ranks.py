@@ -32,7 +32,7 @@ from tests.engine.test_ranks_private import _descendants, _listening, _loopback
 
 ROOT = Path(__file__).resolve().parents[1]
 DDP_TRAIN = ROOT / "tests" / "programs" / "ddp_train.py"
-RANK_RAISES = ROOT / "tests" / "programs" / "rank_raises.py"
+RANK_RAISES = ROOT / "tests" / "programs" / "_rank_raises.py"
 COUNTS = ("graph_count", "graph_break_count", "recompile_count")
 TIMEOUT_S = 600
 

@@ -1,8 +1,9 @@
 """A DDP training loop, gloo on CPU, in which rank 1 raises a ValueError at step 2 while rank 0
 goes on into that step's backward (DDP's all-reduce of the gradients), where it waits for a
-peer that will never come: run as `torchrun --nproc-per-node 2 rank_raises.py` (or the
-playground's `check rank_raises.py --ranks 2`), torchrun stops rank 0 and the job fails with
-rank 1's error."""
+peer that will never come: run as `torchrun --nproc-per-node 2 _rank_raises.py` (or the
+playground's `check _rank_raises.py --ranks 2`), torchrun stops rank 0 and the job fails with
+rank 1's error. Named with a leading underscore: not in the corpus of programs that python runs
+to the end alone (tests/test_program_corpus.py), as it needs two ranks and fails by design."""
 
 import torch
 import torch.distributed as dist
