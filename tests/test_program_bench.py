@@ -75,7 +75,8 @@ def test_a_callable_gets_torchs_benchmark_and_the_program_runs_as_python_runs_it
     (section,) = report["callables"]
     bench = section["timings"]["benchmark"]
     assert bench["runs"] > 0 and bench["eager_ms"] > 0 and bench["compiled_ms"] > 0, bench
-    assert bench["speedup"] == pytest.approx(bench["eager_ms"] / bench["compiled_ms"], rel=0.01)
+    # The medians are rounded to 0.1 us in the report, the speedup taken before.
+    assert bench["speedup"] == pytest.approx(bench["eager_ms"] / bench["compiled_ms"], rel=0.05)
     # The benchmark's calls printed nothing into the program's output, and made no graph.
     assert report["output"]["text"] == _plain(path)
     assert (report["graph_count"], report["recompile_count"]) == (1, 0)
