@@ -51,7 +51,7 @@ def as_python_would(path: list[str], cwd: str | None = None, ours: str = _OUR_RO
 
 def pythonpath_as_given(env: MutableMapping[str, str]) -> None:
     """PYTHONPATH as the user gave it, less the entry the client put first for the worker's own
-    import (channel.ADDED_PYTHONPATH names it): a program's `subprocess.run([sys.executable, ...])`
+    import (scratch.ADDED_PYTHONPATH names it; channel.py sets it): a program's `subprocess.run([sys.executable, ...])`
     or a multiprocessing worker it spawns starts with the environment python would give it.
     sys.path, read at the worker's start, keeps our root (last: as_python_would)."""
     added = env.pop(ADDED_PYTHONPATH, None)
