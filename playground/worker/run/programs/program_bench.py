@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import sys
 import time
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ from playground.worker.run.programs.made import Made
 #: Each side's time for torch's Timer (blocked_autorange's min_run_time), and the most the
 #: benchmarks of one program may take in all: the figure is a check on the program's own.
 MIN_RUN_S = 0.1
+#: Each side's time in this many turns, alternating (MIN_RUN_S in all per side).
+ROUNDS = 4
 BUDGET_S = 2.0
 #: A steady call longer than this is not timed again (a training epoch in one call).
 MAX_CALL_S = 0.5
@@ -103,7 +106,7 @@ def _timed(fn: Any, call: SteadyCall, stance: str) -> Any:
         num_threads=torch.get_num_threads(),
     )
     with torch.compiler.set_stance(stance), torch.set_grad_enabled(call.grad):
-        return timer.blocked_autorange(min_run_time=MIN_RUN_S)
+        return timer.blocked_autorange(min_run_time=MIN_RUN_S / ROUNDS)
 
 
 def measure(made: list[Made]) -> dict[int, TorchBenchmark]:
@@ -122,18 +125,25 @@ def measure(made: list[Made]) -> dict[int, TorchBenchmark]:
             found[m.index] = TorchBenchmark(note=f"not timed again: the program's benchmarks took {BUDGET_S:g} s")
             continue
         try:
+            compiled_times: list[float] = []
+            eager_times: list[float] = []
             with _silenced():
-                compiled = _timed(call.fn, call, "fail_on_recompile")
-                # force_eager: a compiled callable it calls runs eagerly too, as in the reference.
-                eager = _timed(eager_fn, call, "force_eager")
+                # The sides in turns, a few short measurements each: a burst of the machine's
+                # other work lands on both (one 0.1 s block per side once read 40x for backend
+                # eager on a loaded machine).
+                for _ in range(ROUNDS):
+                    compiled_times += _timed(call.fn, call, "fail_on_recompile").times
+                    # force_eager: a compiled callable it calls runs eagerly too, as in the reference.
+                    eager_times += _timed(eager_fn, call, "force_eager").times
         except Exception as exc:  # noqa: BLE001 - a figure we cannot take is said, never guessed
             found[m.index] = TorchBenchmark(note=f"not timed again: {type(exc).__name__}: {_first_line(exc)}")
             continue
+        c_s, e_s = statistics.median(compiled_times), statistics.median(eager_times)
         found[m.index] = TorchBenchmark(
-            eager_ms=round(eager.median * 1e3, 4),
-            compiled_ms=round(compiled.median * 1e3, 4),
-            speedup=round(eager.median / compiled.median, 3) if compiled.median > 0 else None,
-            runs=len(compiled.times) + len(eager.times),
+            eager_ms=round(e_s * 1e3, 4),
+            compiled_ms=round(c_s * 1e3, 4),
+            speedup=round(e_s / c_s, 3) if c_s > 0 else None,
+            runs=len(compiled_times) + len(eager_times),
         )
         m.steady = None  # its arguments may go now
     return found
