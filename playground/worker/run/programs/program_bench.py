@@ -39,8 +39,9 @@ MIN_RUN_S = 0.1
 #: Each side's time in this many turns, alternating (MIN_RUN_S in all per side).
 ROUNDS = 4
 BUDGET_S = 2.0
-#: A steady call longer than this is not timed again (a training epoch in one call).
-MAX_CALL_S = 0.5
+#: A steady call longer than this is not timed again: each side makes at least one call a turn
+#: (ROUNDS turns), so a longer one would overrun BUDGET_S (nanoGPT's 160 ms step: 4.7 s).
+MAX_CALL_S = 0.1
 #: The program's speedup and torch's differ by more than this factor: the program's is unreliable.
 AGREE = 1.5
 
