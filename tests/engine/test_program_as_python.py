@@ -151,3 +151,27 @@ def test_a_programs_own_set_logs_prints_what_python_prints_and_is_still_read(tmp
     assert truth["graph_break_count"] == 2, truth
     for field in ("graph_count", "recompile_count", "graph_break_count"):
         assert report[field] == truth[field], (field, report[field], truth[field])
+
+
+def test_a_program_that_compiles_without_inductor_finds_it_not_imported_as_python_does(tmp_path: Path) -> None:
+    # The worker starts Inductor ahead of a run only where the run will use it: a program's
+    # backend is its own, so a backend-eager program's process holds no Inductor compiler, as
+    # under python (it also skips Inductor's start-up, 2 s of a 4 s program's `check`).
+    prog = _write(
+        tmp_path / "prog.py",
+        """
+        import json, sys
+        import torch
+
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        print(json.dumps({"compile_fx": "torch._inductor.compile_fx" in sys.modules}))
+        """,
+    )
+    plain = _python(prog, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert truth == {"compile_fx": False}, truth  # torch's own behaviour here: else the test says nothing
+    report = _check(prog, cwd=tmp_path)
+    assert report["error"] is None, report["error"]
+    assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth

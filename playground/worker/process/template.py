@@ -18,7 +18,7 @@ from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
-from playground.worker.process import fix_lanes, preimport, procs, reexec, warmup
+from playground.worker.process import fix_lanes, inductor_warmup, preimport, procs, reexec, warmup
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.rank_group import RankGroup
@@ -165,7 +165,7 @@ class Template:
     def _run(self, request: WorkerRequest) -> None:
         unsigned = self.channel.expect(request)
         run_id = request.id
-        if not self.inductor_warm and _will_compile_with_inductor(request):
+        if not self.inductor_warm and inductor_warmup.before(request):
             self._warm_inductor(request)
         if self.isolated and (request.run.settings.ranks > 1 or self.launch is not None):
             outcome, status = self._ranks(unsigned)
@@ -187,6 +187,8 @@ class Template:
         if not request.run.last and not self.requests.shutdown:  # a one-shot check has no next run to warm a child for
             # The libraries it imported, for the next run.
             preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
+            if inductor_warmup.after(request, self.inductor_warm, bool(self.requests.pending)):
+                self._warm_inductor(None)
             self._fork_spare()
 
     def _one(self, request: WorkerRequest, unsigned: WorkerRequest) -> tuple[str, dict[str, Any]]:
@@ -268,19 +270,9 @@ class Template:
             if held is not None:
                 held.close()
 
-    def _warm_inductor(self, request: WorkerRequest) -> None:
-        """Inductor's one-time start-up, in the template, before the first run that uses it."""
-        self.channel.send(reexec.progress(request.id, "starting Inductor in the worker (once per worker)"))
-        self.spare.drop()  # it was forked before Inductor was warm
-        if os.environ.get("COMPILE_PLAYGROUND_INDUCTOR_WARMUP", "1") != "0":
-            self.warm("inductor")
-            warmup.freeze()
-            if not warmup.fork_probe():
-                # Inductor's warm-up kernels started a pool after all: this template can no
-                # longer fork safely. Start over (this run included) without that warm-up.
-                reexec.restart_unwarmed(
-                    self.channel, "COMPILE_PLAYGROUND_INDUCTOR_WARMUP", [request, *self.requests.pending]
-                )
+    def _warm_inductor(self, request: WorkerRequest | None) -> None:
+        """Inductor's one-time start-up here (inductor_warmup.py)."""
+        inductor_warmup.warm(self.channel, request, self.warm, self.spare.drop, list(self.requests.pending))
         self.inductor_warm = True
 
     def shutdown(self) -> None:
@@ -411,17 +403,3 @@ def _thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return -1
-
-
-def _will_compile_with_inductor(request: WorkerRequest) -> bool:
-    """Whether the run can reach Inductor: its backend is inductor and its source parses. A file
-    saved mid-edit (or a `check` of a broken one) fails at load, in a few milliseconds; warming
-    Inductor first would make it wait for the warm-up (20-30 s on a machine whose Inductor cache
-    is cold) only to report a syntax error. The next run that parses warms it."""
-    if request.run.settings.backend != "inductor":
-        return False
-    try:
-        compile(request.run.text, request.run.path or "<snippet>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
-        return False
-    return True
