@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 300
 
 
-def _check(path: Path, cwd: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+def _check(path: Path, cwd: Path, env: dict[str, str] | None = None, *flags: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--json", "--no-timing", *flags]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=env)
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -140,11 +140,9 @@ def test_a_programs_own_set_logs_prints_what_python_prints_and_is_still_read(tmp
     report = _check(prog, cwd=tmp_path)
     assert report["error"] is None, report["error"]
     shown = _logged(report["output"]["text"], "graph_breaks")
-    # Each graph-break record as python printed it: the same file and line, the same message
-    # (the user code traceback of a record holds the playground's own frames below the
-    # program's, so the records' first lines are compared).
-    heads = [line for line in printed if "Graph break in user code" in line]
-    assert [line for line in shown if "Graph break in user code" in line] == heads
+    # Each graph-break record as python printed it, line for line: the same file and line, the
+    # same message, the same user code traceback (the program's frames only, none of ours).
+    assert shown == printed
     # The recompiles the program did not ask to see are not printed, and are still read.
     assert not _logged(report["output"]["text"], "recompiles") and not _logged(plain.stderr, "recompiles")
     truth = _truth(prog, cwd=tmp_path)
@@ -175,3 +173,56 @@ def test_a_program_that_compiles_without_inductor_finds_it_not_imported_as_pytho
     report = _check(prog, cwd=tmp_path)
     assert report["error"] is None, report["error"]
     assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
+
+
+RECOMPILING = """
+import torch
+
+@torch.compile(backend="eager", dynamic=False)
+def f(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+for n in (3, 4):
+    f(torch.randn(n))
+"""
+
+SNIPPET_RECOMPILING = """
+import torch
+
+def fn(x):
+    return x * 2
+
+def inputs():
+    return [(torch.randn(3),), (torch.randn(4),)]
+
+SETTINGS = {"backend": "eager", "dynamic": False}
+"""
+
+
+@pytest.mark.parametrize("torch_logs", ["graph_breaks", "recompiles", "+dynamo"])
+def test_torch_logs_in_the_environment_prints_what_python_prints_and_every_count_is_still_read(
+    tmp_path: Path, torch_logs: str
+) -> None:
+    # Under TORCH_LOGS torch's set_logs only warns and returns: the playground's own settings
+    # went with it, and a user debugging with TORCH_LOGS=graph_breaks exported was told
+    # 0 recompiles where torch made 2.
+    prog = _write(tmp_path / "prog.py", RECOMPILING)
+    env = {**os.environ, "TORCH_LOGS": torch_logs}
+    plain = subprocess.run(
+        [sys.executable, str(prog)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path, env=env
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = _truth(prog, cwd=tmp_path)
+    assert truth["recompile_count"] == 2 and truth["graph_break_count"] == 2, truth
+    report = _check(prog, tmp_path, env)
+    assert report["error"] is None, report["error"]
+    for field in ("graph_count", "recompile_count", "graph_break_count"):
+        assert report[field] == truth[field], (field, report[field], truth[field])
+    # What python printed of the artifacts the setting names, record for record.
+    for artifact in ("graph_breaks", "recompiles"):
+        assert _logged(report["output"]["text"], artifact) == _logged(plain.stderr, artifact), artifact
+    # A snippet too: the counts (its output is the snippet's own, the harness's calls are ours).
+    snip = _write(tmp_path / "snip.py", SNIPPET_RECOMPILING)
+    assert _check(snip, tmp_path, env)["recompile_count"] == 1

@@ -31,6 +31,7 @@ from playground.worker.capture import call_entries
 from playground.worker.capture.anatomy import BackendFacts
 from playground.worker.capture.call_entries import CallNote
 from playground.worker.capture.compile_phases import compile_phases
+from playground.worker.capture.own_frames import OwnFramesOut, without_own_frames
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
 _BREAK_HEAD = re.compile(
@@ -266,6 +267,7 @@ class _Dispatcher(logging.Handler):
             return
         self._last = record
         try:
+            without_own_frames(record)  # the Logs pane as python prints it
             target.records.append(
                 LogRecord(
                     artifact=compat.artifact_of(record),
@@ -331,13 +333,17 @@ class Capturer:
         trace.setLevel(logging.DEBUG)
         trace.propagate = False
 
-    def begin(self, snippet_path: str, keep_trace_lines: bool = False) -> RunCapture:
+    def begin(self, snippet_path: str, keep_trace_lines: bool = False, env_logs: bool = False) -> RunCapture:
+        """The run's capture. `env_logs`: the user's TORCH_LOGS printed as a plain process
+        prints it (the run whose output is the user's: not a warm-up, a findings lane or a rerun)."""
         self._install()  # cheap, and survives anything that re-initialised torch logging
         capture = RunCapture(snippet_path=snippet_path)
         self.trace_handler.keep_lines = keep_trace_lines
         self.handler.target = capture
         self.trace_handler.target = capture
-        self._kept = compat.keep_capture_through_set_logs(self.handler, self.trace_handler)
+        self._kept = compat.keep_capture_through_set_logs(
+            self.handler, self.trace_handler, env_logs=env_logs, printed=OwnFramesOut()
+        )
         self._kept.__enter__()
         return capture
 

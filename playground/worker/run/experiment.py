@@ -85,7 +85,7 @@ def run_experiment(
     malloc.before_run()  # freed memory kept while it loads and compiles (malloc.py)
     # What the trace meets, for the template to warm for the next run (trace_met.py).
     met = trace_met.Recorder(request)
-    capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace)
+    capture = capturer.begin(request.run.path, keep_trace_lines=request.run.trace, env_logs=not request.warmup)
     if request.run.program is not None:
         program_report = _program_report(ctx, capturer, capture, base)
         met.write()
