@@ -42,6 +42,20 @@ def _truth(path: Path, cwd: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+RECOMPILING = """
+import torch
+
+@torch.compile(backend="eager", dynamic=False)
+def f(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+for n in (3, 4):
+    f(torch.randn(n))
+"""
+
+
 def _write(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(body))
@@ -115,24 +129,8 @@ def _logged(text: str, artifact: str) -> list[str]:
 
 
 def test_a_programs_own_set_logs_prints_what_python_prints_and_is_still_read(tmp_path: Path) -> None:
-    prog = _write(
-        tmp_path / "logs.py",
-        """
-        import torch
-
-        torch._logging.set_logs(graph_breaks=True)
-
-        @torch.compile(backend="eager", dynamic=False)
-        def f(x):
-            x = x + 1
-            torch._dynamo.graph_break()
-            return x * 2
-
-        for n in (3, 4):
-            f(torch.randn(n))
-        print("done")
-        """,
-    )
+    own_logs = RECOMPILING.replace("import torch\n", "import torch\n\ntorch._logging.set_logs(graph_breaks=True)\n", 1)
+    prog = _write(tmp_path / "logs.py", own_logs + 'print("done")\n')
     plain = _python(prog, cwd=tmp_path)
     assert plain.returncode == 0, plain.stderr[-2000:]
     printed = _logged(plain.stderr, "graph_breaks")
@@ -174,19 +172,6 @@ def test_a_program_that_compiles_without_inductor_finds_it_not_imported_as_pytho
     assert report["error"] is None, report["error"]
     assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
 
-
-RECOMPILING = """
-import torch
-
-@torch.compile(backend="eager", dynamic=False)
-def f(x):
-    x = x + 1
-    torch._dynamo.graph_break()
-    return x * 2
-
-for n in (3, 4):
-    f(torch.randn(n))
-"""
 
 SNIPPET_RECOMPILING = """
 import torch
