@@ -251,6 +251,37 @@ def test_trace_writes_what_torch_trace_writes(tmp_path: Path) -> None:
 
     mine = events(ours)
     assert mine == events(theirs) and mine["dynamo_output_graph"] > 0, mine
+    # Each compile's stack as python logs it: the program's frames, none of ours.
+    assert _starts(ours) == _starts(theirs)
+    # tlparse reads ours as it reads torch's: the same compiles, each with the same artifacts.
+    tlparse = Path(sys.executable).with_name("tlparse")
+    if not tlparse.exists():
+        pytest.skip("tlparse is not installed")
+    pages = {}
+    for side in (ours, theirs):
+        (log,) = side.iterdir()
+        out = tmp_path / f"tlparse-{side.name}"
+        subprocess.run([str(tlparse), str(log), "-o", str(out), "--no-browser"], check=True, capture_output=True)
+        pages[side.name] = {
+            d.name: sorted(f.name.rsplit("_", 1)[0] for f in d.iterdir()) for d in out.iterdir() if d.is_dir()
+        }
+    assert pages["ours"] == pages["theirs"] and len(pages["ours"]) > 1, pages
+
+
+def _starts(folder: Path) -> list[list[tuple[str, str, int]]]:
+    """Each dynamo_start's stack in a TORCH_TRACE folder: (file, function, line) per frame."""
+    names: dict[int, str] = {}
+    starts = []
+    for line in "".join(p.read_text() for p in folder.iterdir()).splitlines():
+        if "] {" not in line:
+            continue
+        record = json.loads(line.split("] ", 1)[1])
+        if "str" in record:
+            names[record["str"][1]] = record["str"][0]
+        elif "dynamo_start" in record:
+            stack = record["dynamo_start"]["stack"]
+            starts.append([(names.get(f["filename"], "?"), f["name"], f["line"]) for f in stack])
+    return starts
 
 
 def test_a_break_in_a_helper_module_is_shown_at_its_own_file_and_line(tmp_path: Path) -> None:

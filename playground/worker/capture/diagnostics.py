@@ -17,7 +17,7 @@ from typing import Any
 
 from playground.engine.report import Report
 from playground.worker import compat
-from playground.worker.capture import anatomy, break_sites, reasons
+from playground.worker.capture import anatomy, break_sites, own_frames, reasons
 from playground.worker.capture.records import RunCapture
 
 #: The Report fields read from the capture.
@@ -159,7 +159,8 @@ def _from_trace(cap: RunCapture) -> Mapping[str, Any]:
 
 def trace_payload(cap: RunCapture) -> dict[str, Any]:
     """torch's structured trace for tlparse: the lines and the string table."""
-    return {"lines": list(cap.trace_lines), "strings": [list(p) for p in compat.trace_string_table()]}
+    strings = own_frames.trace_names(compat.trace_string_table())
+    return {"lines": list(cap.trace_lines), "strings": [list(p) for p in strings]}
 
 
 assert set(FIELDS) <= {f.name for f in fields(Report)}

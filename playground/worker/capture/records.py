@@ -31,7 +31,7 @@ from playground.worker.capture import call_entries
 from playground.worker.capture.anatomy import BackendFacts
 from playground.worker.capture.call_entries import CallNote
 from playground.worker.capture.compile_phases import compile_phases
-from playground.worker.capture.own_frames import OwnFramesOut, without_own_frames
+from playground.worker.capture.own_frames import OwnFramesOut, trace_record, without_own_frames
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
 _BREAK_HEAD = re.compile(
@@ -299,6 +299,12 @@ class _TraceDispatcher(logging.Handler):
             return
         metadata = getattr(record, "metadata", {}) or {}
         payload = getattr(record, "payload", None)
+        if self.keep_lines:  # the trace file is the user's: as TORCH_TRACE writes it
+            as_torch = trace_record(metadata, payload, compat.trace_string_table)
+            if as_torch is None:
+                return
+            metadata, payload = as_torch
+            record.metadata, record.payload = metadata, payload
         target.trace.append((metadata, payload))
         if "compilation_metrics" in metadata:
             cid = str((metadata.get("compilation_metrics") or {}).get("compile_id"))
@@ -345,6 +351,8 @@ class Capturer:
             self.handler, self.trace_handler, env_logs=env_logs, printed=OwnFramesOut()
         )
         self._kept.__enter__()
+        if keep_trace_lines:
+            compat.log_torch_version()  # the user's trace file opens as TORCH_TRACE's does
         return capture
 
     def pause(self) -> None:

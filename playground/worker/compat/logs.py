@@ -195,6 +195,14 @@ def artifact_of(record: logging.LogRecord) -> str | None:
     return None
 
 
+def log_torch_version() -> None:
+    """The torch_version artifact a TORCH_TRACE file opens with (torch logs it once per process,
+    when its handler opens the file: in the worker, before any run's trace)."""
+    log = getattr(torch._logging._internal, "_log_torch_version", None)
+    if log is not None:
+        log()
+
+
 def trace_string_table() -> list[tuple[str, int]]:
     """The structured trace interns file names once per process; a trace file of one run needs
     the whole table at its top for tlparse to resolve them."""
