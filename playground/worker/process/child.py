@@ -88,7 +88,9 @@ def run_child(inherited: Inherited, request: WorkerRequest, parent: int) -> None
     """The forked child: one run, its report on the channel, then os._exit (never returns)."""
     code = 0
     try:
-        _become_child(inherited, parent)
+        # A program's malloc is glibc's own, as under `python PROG` (its own timings would read
+        # twice as fast with freed memory kept: nanoGPT's bench.py, 60 against 120 ms a step).
+        _become_child(inherited, parent, tuned=request.run.program is None)
         run_here(inherited, request, limits.cap_memory(), parent)
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
@@ -171,12 +173,14 @@ def said_why(inherited: Inherited) -> None:
         os.write(inherited.crash_log.fileno(), (text + traceback.format_exc()).encode("utf-8", "replace"))
 
 
-def _become_child(inherited: Inherited, parent: int) -> None:
-    """What every child does first: die with the template, default signals, no reading."""
+def _become_child(inherited: Inherited, parent: int, tuned: bool = True) -> None:
+    """What every child does first: die with the template, default signals, no reading.
+    `tuned`: malloc set for a process that lives for one run (malloc.py), not for a program."""
     procs.forked_from(parent)
     for fd in inherited.template_fds:
         os.close(fd)
-    malloc.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
+    if tuned:
+        malloc.keep_freed_memory()  # it lives for one run: freed memory is reused, not refaulted
     limits.set_threads()  # the host's share of the cores, before a warm-up starts the pools
 
 

@@ -139,7 +139,8 @@ class RankGroup:
         # The ranks forked last and together: they meet in the process group at once.
         for rank, mine in zip(self.local_ranks, requests, strict=True):
             # The first in the spare when one is warm (a one-process run would have had it).
-            handed = self.template.spare.hand(mine) if rank == self.local_ranks[0] else None
+            first = rank == self.local_ranks[0] and mine.run.program is None  # a program: glibc's malloc
+            handed = self.template.spare.hand(mine) if first else None
             if handed is not None:
                 pid, self.held[rank] = handed
             else:

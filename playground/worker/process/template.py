@@ -239,7 +239,9 @@ class Template:
             finally:
                 if held is not None:
                     held.close()
-        return self._child(request, run_child, spare=True)
+        # Not a program in the spare: its malloc was set for one run, which a program's own
+        # timings would show (child.run_child).
+        return self._child(request, run_child, spare=request.run.program is None)
 
     def _child(
         self, request: WorkerRequest, main: Callable[[Inherited, WorkerRequest, int], None], *, spare: bool
