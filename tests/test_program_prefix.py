@@ -221,3 +221,48 @@ def test_a_program_that_resets_gets_each_compiles_own_first_run(tmp_path: Path) 
     assert [r["compile_id"] for r in rows] == ["0/0"] * 3 == ["0/0"] * report["graph_count"]
     for row in rows:
         assert SLEEP_S <= row["first_run_s"] < 2 * SLEEP_S, rows
+
+
+#: A loop of slow steps (0.2 s each outside the compiled call, as a data loader's or a
+#: logger's), each iteration a line in the file argv[1] names.
+SLOW_STEPS = """
+import sys
+import time
+import torch
+
+LOG = open(sys.argv[1], "a")
+
+
+@torch.compile(backend="eager")
+def step(x):
+    return x + 1
+
+
+x = torch.zeros(3)
+for _ in range(25):
+    x = step(x)
+    time.sleep(0.2)
+    LOG.write("iteration\\n")
+    LOG.flush()
+"""
+
+
+def test_without_compare_calls_the_prefix_is_held_to_about_half_a_second_of_steps(tmp_path: Path, shared: Path) -> None:
+    # The reference runs the program again as far as the compared calls reach: 20 steps of a
+    # slow loop would add 4 s to a 5 s program. Without --compare-calls the prefix is cut to
+    # what fits in COMPARE_BUDGET_S of the program's steps, never below 3 calls, and says so.
+    program = _program(tmp_path, "slow.py", SLOW_STEPS)
+    alone, ours = tmp_path / "plain.log", shared / "ours.log"
+    plain(program, str(alone))
+    report = check(program, args=(str(ours),))
+    assert report["error"] is None, report["error"]
+    (section,) = report["callables"]
+    compared = _compared(section)
+    assert compared == 3, section["equivalence"]["note"]  # 0.5 s / 0.2 s steps: the floor of 3
+    assert "as many as fit in about 0.5 s of the program's steps" in section["equivalence"]["note"]
+    assert f"{25 - compared} later calls of compiled callables not compared" in report["equivalence"]["note"]
+    assert _lines(ours, "iteration") - _lines(alone, "iteration") == compared
+    # Asked for, the count is what the user said, whatever the steps cost.
+    report = check(program, "--compare-calls", "6", args=(str(tmp_path / "asked.log"),))
+    assert _compared(report["callables"][0]) == 6
+    assert "as many as fit" not in report["callables"][0]["equivalence"]["note"]

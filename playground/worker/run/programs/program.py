@@ -224,7 +224,11 @@ def _against_eager(
     ctx.emit({"event": "diagnostics", "report": early.to_dict()})
     references = References(ctx)
     # The reference runs the program only as far as the compared calls reach.
-    program_reference.write_plan(os.path.join(ctx.request.references.folder, "eager.plan"), recorder.last_kept())
+    if not getattr(ctx.request.run.program, "compare_calls", None):
+        recorder.fit_to_time()
+    program_reference.write_plan(
+        os.path.join(ctx.request.references.folder, "eager.plan"), recorder.last_kept(), recorder.budget
+    )
     references.start()
     ctx.progress("reference", f"the program again under {program_reference.STANCE}")
     eager = references.eager()

@@ -79,8 +79,8 @@ def _compared_note(m: Made, out: list[Comparison], grad: list[Comparison], mine:
     later = mine.per_callable.get(m.index, 0) - mine.budget
     if later > 0:
         note += (
-            f"; its {plural(later, 'later call')} not compared (the first {mine.budget} of each callable are: "
-            "--compare-calls N for more)"
+            f"; its {plural(later, 'later call')} not compared (the first {mine.budget} of each callable are"
+            f"{_why(mine)}: --compare-calls N for more)"
         )
     return note
 
@@ -93,8 +93,12 @@ def _later_note(made: list[Made], mine: Recorder) -> list[str]:
         return []
     return [
         f"{plural(later, 'later call')} of compiled callables not compared (the first {mine.budget} "
-        "of each callable are: --compare-calls N for more)"
+        f"of each callable are{_why(mine)}: --compare-calls N for more)"
     ]
+
+
+def _why(mine: Recorder) -> str:
+    return f", {mine.fitted}" if mine.fitted else ""
 
 
 def _common_prefix(ours: list[ProgramCall], theirs: list[ProgramCall], eager_note: str, notes: list[str]) -> int:

@@ -59,6 +59,13 @@ from playground.worker.run.spine import loading
 RECORD_CALLS = 20
 RECORD_BYTES = 64 * 2**20
 
+#: Without `--compare-calls`, the compared prefix is also held to about this many seconds of the
+#: program's steady steps (each callable's calls at least MIN_COMPARED): the reference runs the
+#: program again to the prefix's end, after it, so a program of slow steps paid for 20 of them
+#: once more (nanoGPT's bench.py: a 4.2 s reference, 1.22x `python PROG`'s wall time).
+COMPARE_BUDGET_S = 0.5
+MIN_COMPARED = 3
+
 STANCE = 'torch.compiler.set_stance("force_eager")'
 
 #: The reference's stop once the compared prefix is behind it (a ProgramStopped's `by`).
@@ -81,6 +88,8 @@ class ProgramCall:
     compiled: int = 0
     recorded: bool = False
     out: Any = None
+    #: When it began (perf_counter): the program's step, call to call.
+    started: float = 0.0
 
 
 @dataclass
@@ -114,6 +123,8 @@ class Recorder:
     #: reference then stops at the next call of a compiled callable). None: never.
     stop_after: int | None = None
     done: Any = None
+    #: Why `budget` is what it is, for the notes ("" : `--compare-calls`, or the default count).
+    fitted: str = ""
 
     def __call__(self, m: Made, started: float, graphs: int, out: Any) -> None:
         """After an outermost call of `m` in the main thread that began at `started` (perf_counter)
@@ -127,12 +138,13 @@ class Recorder:
             self.done(seq)
 
     def _record(self, m: Made, seq: int, nth: int, seconds: float, graphs: int, out: Any) -> None:
+        began = time.perf_counter() - seconds
         if out is RAISED:
             # It raised: in the sequence, so that the two runs' calls pair up, but no value and
             # no steady time (counted as a call that compiled).
-            self._keep(ProgramCall(seq, m.index, m.name, nth, seconds, compiled=1))
+            self._keep(ProgramCall(seq, m.index, m.name, nth, seconds, compiled=1, started=began))
             return
-        record = ProgramCall(seq, m.index, m.name, nth, seconds, graphs)
+        record = ProgramCall(seq, m.index, m.name, nth, seconds, graphs, started=began)
         if self.bytes < RECORD_BYTES:
             try:
                 # A snapshot, taken now: what a call returns may be changed in place later (a
@@ -146,6 +158,39 @@ class Recorder:
         if not record.recorded:
             self.skipped[m.index] = self.skipped.get(m.index, 0) + 1
         self._keep(record)
+
+    def fit_to_time(self) -> None:
+        """The compiled run's side, once the program has ended: each callable's compared calls
+        cut to those that fit COMPARE_BUDGET_S of the program's steady steps (its slowest
+        callable's median step, call to call, over calls that compiled nothing), at least
+        MIN_COMPARED; the later ones are counted as not compared, as past the budget."""
+        calls = [c for c in self.calls if isinstance(c, ProgramCall)]
+        steps: dict[int, list[float]] = {}
+        last: dict[int, ProgramCall] = {}
+        for c in sorted(calls, key=lambda c: c.seq):
+            before = last.get(c.index)
+            if before is not None and not before.compiled and not c.compiled:
+                steps.setdefault(c.index, []).append(c.started - before.started)
+            last[c.index] = c
+        if not steps:
+            return
+        step = max(sorted(v)[len(v) // 2] for v in steps.values())
+        fits = max(MIN_COMPARED, int(COMPARE_BUDGET_S / step) if step > 0 else self.budget)
+        if fits >= self.budget:
+            return
+        self.budget = fits
+        self.fitted = f"as many as fit in about {COMPARE_BUDGET_S:g} s of the program's steps"
+        end = max((c.seq for c in calls if c.call <= fits), default=0)
+        # The reference records as many backward()s as calls of each callable, up to the end.
+        grads = [g for g in self.calls if isinstance(g, ProgramGrads) and g.after_call <= end][:fits]
+        kept_grads = {id(g) for g in grads}  # by identity: a record's == compares tensors
+        self.calls = [r for r in self.calls if (isinstance(r, ProgramCall) and r.call <= fits) or id(r) in kept_grads]
+        # Outputs not recorded (the bytes ran out, a copy failed), among the calls kept.
+        unrecorded: dict[int, int] = {}
+        for c in self.calls:
+            if isinstance(c, ProgramCall) and not c.recorded:
+                unrecorded[c.index] = unrecorded.get(c.index, 0) + 1
+        self.skipped = {i: min(n, unrecorded.get(i, 0)) for i, n in self.skipped.items() if unrecorded.get(i)}
 
     def last_kept(self) -> int:
         """The place of the last call kept (0: none): where the compared prefix ends."""
@@ -284,22 +329,29 @@ def compare_calls(request: Any) -> int:
     return asked if asked else RECORD_CALLS
 
 
-def write_plan(path: str, stop_after: int) -> None:
-    """Where the compared prefix ends (the place of its last call), for the reference to read."""
+def write_plan(path: str, stop_after: int, budget: int) -> None:
+    """Where the compared prefix ends (the place of its last call) and how many of each
+    callable's calls it holds, for the reference to read."""
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump({"stop_after": stop_after}, fh)
+        json.dump({"stop_after": stop_after, "budget": budget}, fh)
 
 
-def read_plan(path: str | None) -> int | None:
-    """The reference's stop (None: no plan, so it runs the whole program)."""
+def read_plan(path: str | None) -> tuple[int | None, int | None]:
+    """The reference's stop and each callable's compared calls (None, None: no plan, so it runs
+    the whole program and records the default count)."""
     if path is None:
-        return None
+        return None, None
     try:
         with open(path, encoding="utf-8") as fh:
-            stop = json.load(fh).get("stop_after")
+            plan = json.load(fh)
+        stop, budget = plan.get("stop_after"), plan.get("budget")
     except (OSError, ValueError, AttributeError):
-        return None
-    return stop if isinstance(stop, int) and stop > 0 else None
+        return None, None
+
+    def positive(value: Any) -> int | None:
+        return value if isinstance(value, int) and value > 0 else None
+
+    return positive(stop), positive(budget)
 
 
 def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
@@ -314,8 +366,9 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     seconds, _ = program_seconds(program.max_seconds, request.run.flags.timeout_s)
     deadline = time.monotonic() + seconds if seconds else None
     exits = OsExitPatch()
+    stop_after, budget = read_plan(plan)
     recorder = Recorder(
-        budget=compare_calls(request), device=request.run.settings.device, sink=sink, stop_after=read_plan(plan)
+        budget=budget or compare_calls(request), device=request.run.settings.device, sink=sink, stop_after=stop_after
     )
     made = CompiledCallables(
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
