@@ -202,9 +202,9 @@ def add_run_flags(p: argparse.ArgumentParser, min_run_time: float = 0.2) -> None
     r.add_argument(
         "--timeout",
         type=seconds_arg(0, MAX_TIMEOUT_S),
-        default=120.0,
+        default=None,
         metavar="S",
-        help=f"kill a run after S seconds (120; at most {MAX_TIMEOUT_S:g})",
+        help=f"kill a run after S seconds (120, a program's 600; at most {MAX_TIMEOUT_S:g})",
     )
     r.add_argument("--no-timing", dest="timing", action="store_false", help="skip the steady-state timings")
     r.add_argument(

@@ -79,7 +79,7 @@ def parse(command: str, argv: list[str]) -> argparse.Namespace:
     return args
 
 
-async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:
+async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float | None) -> int:
     """Run `body` with a fresh client, closing the client (the worker and its process group) on
     any way out, SIGTERM, SIGINT and SIGHUP included: those exit 128+signal, without a
     traceback. A second signal while closing is ignored: it must not interrupt the close."""
@@ -116,7 +116,7 @@ async def guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: flo
     return 128 + received[0] if received else code
 
 
-def _run_guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float) -> int:
+def _run_guarded(body: Callable[[WorkerClient], Awaitable[int]], timeout_s: float | None) -> int:
     code = asyncio.run(guarded(body, timeout_s))
     if code > 128:
         # Everything is closed; a late signal must not turn the exit status into a kill.

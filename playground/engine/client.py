@@ -42,8 +42,12 @@ from playground.engine.run_request import RunRequest
 
 #: Default run timeout: a snippet that loops forever is killed after this many seconds.
 DEFAULT_TIMEOUT_S = 120.0
+#: A program's run when no timeout was given (the user's whole script: `python PROG` has none);
+#: a third of it bounds the program itself (worker/run/programs/stops.program_seconds), so a
+#: script of a minute or two plain is not stopped on a loaded machine.
+PROGRAM_TIMEOUT_S = 600.0
 
-__all__ = ["DEFAULT_TIMEOUT_S", "RunCancelled", "WorkerClient", "WorkerUnavailable"]
+__all__ = ["DEFAULT_TIMEOUT_S", "PROGRAM_TIMEOUT_S", "RunCancelled", "WorkerClient", "WorkerUnavailable"]
 
 
 def _valid_timeout(value: float) -> float:
@@ -52,12 +56,23 @@ def _valid_timeout(value: float) -> float:
     return float(value)
 
 
+def run_timeout(request: RunRequest, client_timeout_s: float | None) -> float:
+    """The timeout the worker enforces on `request`: its own, else the client's, else the
+    default for its kind (a program's is longer: a whole script)."""
+    if request.flags.timeout_s is not None:
+        return _valid_timeout(request.flags.timeout_s)
+    if client_timeout_s is not None:
+        return client_timeout_s
+    return PROGRAM_TIMEOUT_S if request.program is not None else DEFAULT_TIMEOUT_S
+
+
 class WorkerClient:
     """One warm torch worker (a template that forks a child per run) and the runs sent to it,
     one at a time."""
 
-    def __init__(self, *, timeout_s: float = DEFAULT_TIMEOUT_S, python: str = sys.executable) -> None:
-        self.timeout_s = _valid_timeout(timeout_s)
+    def __init__(self, *, timeout_s: float | None = None, python: str = sys.executable) -> None:
+        #: Every run's timeout; None: DEFAULT_TIMEOUT_S, a program's PROGRAM_TIMEOUT_S.
+        self.timeout_s = _valid_timeout(timeout_s) if timeout_s is not None else None
         self.channel = WorkerChannel(python)
         self._pending_restart: str = ""
         self._run_lock = asyncio.Lock()
@@ -127,7 +142,7 @@ class WorkerClient:
         `result.report.error`), or raises RunCancelled. The snippet travels as the request holds
         it: the file is not read again, nor its SETTINGS parsed."""
         emit = on_event or (lambda event: None)
-        timeout = _valid_timeout(request.flags.timeout_s) if request.flags.timeout_s is not None else self.timeout_s
+        timeout = run_timeout(request, self.timeout_s)
         self._submitted += 1
         number = self._submitted
         async with self._run_lock:

@@ -128,3 +128,21 @@ def test_the_last_run_leaves_no_spare_child_warming(worker, snippet):
     assert worker.run(request_for(path, Settings(backend="eager"), timing=False, last=True)).report.error is None
     assert _settle(template, want_spare=False) == set()
     assert worker.run(request_for(path, Settings(backend="eager"), timing=False)).report.error is None  # still serves
+
+
+def test_a_program_without_a_timeout_gets_the_longer_one_and_a_given_one_holds():
+    # `python PROG` has no timeout: a program's run gets 600 s (its own bound a third of it), a
+    # snippet's 120 s; a timeout given to the client or the request holds for both.
+    from dataclasses import replace
+
+    from playground.engine.client import DEFAULT_TIMEOUT_S, PROGRAM_TIMEOUT_S, run_timeout
+    from playground.engine.program import ProgramOptions
+
+    text = "import torch\nf = torch.compile(lambda x: x)\n"
+    snippet_run = request_for(__file__, Settings(backend="eager"), timing=False)
+    program_run = replace(snippet_run, program=ProgramOptions().run_for(text, ()))
+    assert run_timeout(snippet_run, None) == DEFAULT_TIMEOUT_S == 120
+    assert run_timeout(program_run, None) == PROGRAM_TIMEOUT_S == 600
+    assert run_timeout(program_run, 30.0) == run_timeout(snippet_run, 30.0) == 30.0
+    asked = replace(program_run, flags=replace(program_run.flags, timeout_s=7.0))
+    assert run_timeout(asked, 30.0) == 7.0

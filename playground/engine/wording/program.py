@@ -54,7 +54,7 @@ def ended_line(report: Report) -> Line | None:
     if report.stopped is not None:
         by = report.stopped.by
         at = (
-            f"{report.stopped.at:g} s (--max-seconds)"
+            f"{report.stopped.at:g} s (its time bound: --max-seconds, else a third of --timeout)"
             if by == "max_seconds"
             else f"{plural(int(report.stopped.at), 'call')} (--max-calls)"
         )
