@@ -210,7 +210,8 @@ def _note_and_output_lines(report: Report) -> list[str]:
     if report.output.text.strip():
         out = report.output.text.strip().splitlines()
         shown = out[:8]
-        lines.append(f"snippet output ({report.output.bytes} bytes{', truncated' if report.output.truncated else ''}):")
+        whose = "program" if report.kind == "program" else "snippet"
+        lines.append(f"{whose} output ({report.output.bytes} bytes{', truncated' if report.output.truncated else ''}):")
         lines.extend("  | " + line[:200] for line in shown)
         if len(out) > len(shown):
             lines.append(f"  | … {len(out) - len(shown)} more lines")

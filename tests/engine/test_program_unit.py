@@ -92,3 +92,17 @@ def test_the_words_of_a_program() -> None:
     assert report.summary_line().endswith("equiv ok  stopped")
     lines = [line.text for line in words.program_lines(report)]
     assert any(line.startswith("values: identical against eager") for line in lines)
+
+
+def test_frames_dynamo_gave_up_on_in_a_program_may_have_raised_to_it() -> None:
+    # A program can catch what a compile raised (fail_on_recompile, a forbidden callable): its
+    # frames were not run eagerly. A snippet's would be its run's error.
+    from playground.engine.report.explanation import DynamoFrames, Explanation
+    from playground.engine.wording.explained import frame_lines
+
+    explanation = Explanation(frames=DynamoFrames(total=6, converted=4))
+    program = Report(kind="program", calls=3, explanation=explanation)
+    (line,) = frame_lines(program)
+    assert "2 of the 6 frames" in line.text and "reached the program" in line.text
+    (line,) = frame_lines(Report(calls=3, explanation=explanation))
+    assert line.text.endswith("they ran eagerly")

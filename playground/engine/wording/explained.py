@@ -103,11 +103,14 @@ def frame_lines(report: Report) -> tuple[Line, ...]:
         return (Line.of("Dynamo was handed no frame: nothing was compiled, every call ran eagerly", tag=BAD),)
     gave_up = frames.total - frames.converted
     if gave_up:
-        return (
-            Line.of(
-                f"Dynamo gave up on {gave_up} of the {frames.total} frames it was handed: they ran eagerly", tag=WARN
-            ),
+        # A snippet's frame that raised is its run's error (no line here); a program may catch
+        # what a compile raised (fail_on_recompile, a forbidden callable) and go on.
+        went = (
+            "they ran eagerly, or what Dynamo raised reached the program"
+            if report.kind == "program"
+            else ("they ran eagerly")
         )
+        return (Line.of(f"Dynamo gave up on {gave_up} of the {frames.total} frames it was handed: {went}", tag=WARN),)
     return ()
 
 
