@@ -157,3 +157,13 @@ def test_many_graphs_are_picked_from_one_line_of_numbers():
     text = plain(render_graphs(Report.from_dict(raw), selected=2))
     assert "graphs:  1   2  [3]  4 " in text and "shown: graph 3, entry 0/2, 3 ops" in text
     assert "entry 0/0" not in text and "graph 3 (3 of 8): FX code" in text
+
+
+def test_the_output_pane_says_whose_output_it_is() -> None:
+    from playground.engine.report.output import Output
+    from tui.panes.output import render_output
+
+    printed = Output(text="done\n", bytes=5)
+    assert "what the program printed (5 bytes)" in plain(render_output(Report(kind="program", output=printed)))
+    assert "what the snippet printed (5 bytes)" in plain(render_output(Report(output=printed)))
+    assert "the program printed nothing" in plain(render_output(Report(kind="program")))

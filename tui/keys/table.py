@@ -50,7 +50,7 @@ PANE_HELP: dict[str, str] = {
     "timings": "cold compile (and cache hits), eager vs compiled steady state with spread, "
     "speedup beside graph and break counts",
     "logs": "the raw graph_breaks, recompiles and guards text, as TORCH_LOGS prints it",
-    "output": "what the snippet printed, and the full error when a run failed",
+    "output": "what the snippet or program printed, and the full error when a run failed",
     "dynamo_code": "the code Dynamo wrote, decompiled by depyf: each frame's transformed code, the "
     "resume function after each graph break (with its line) and the guard functions; opening it "
     "asks the runs for it",

@@ -1,4 +1,4 @@
-"""What the snippet printed, and the full error detail when the run failed."""
+"""What the snippet (or the program) printed, and the full error detail when the run failed."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ def render_output(report: Report) -> RenderableType:
     """stdout and stderr of the snippet during the run, then the error's traceback if any."""
     output = report.output
     parts: list[RenderableType] = []
+    whose = "the program" if report.kind == "program" else "the snippet"
     if output.text:
         note = f"{output.bytes} bytes" + (", truncated" if output.truncated else "")
-        parts.append(Text(f"what the snippet printed ({note})", style=HEADING))
+        parts.append(Text(f"what {whose} printed ({note})", style=HEADING))
         parts.append(Text(output.text.rstrip("\n")))
     else:
-        parts.append(Text("the snippet printed nothing", style=DIM))
+        parts.append(Text(f"{whose} printed nothing", style=DIM))
     if report.error is not None:
         parts.append(Text(f"\n{report.error.one_line(report.kind == 'program')}", style=BAD))
         if report.error.detail:
