@@ -106,3 +106,17 @@ def test_frames_dynamo_gave_up_on_in_a_program_may_have_raised_to_it() -> None:
     assert "2 of the 6 frames" in line.text and "reached the program" in line.text
     (line,) = frame_lines(Report(calls=3, explanation=explanation))
     assert line.text.endswith("they ran eagerly")
+
+
+def test_callables_never_called_past_the_first_are_one_line() -> None:
+    # A recipe compiling 64 layers, stopped early: four lines each would bury the called ones.
+    from playground.engine.report import CompiledCallable
+
+    called = CompiledCallable(name="Model", index=1, calls=3)
+    idle = tuple(CompiledCallable(name="Layer", index=i, calls=0) for i in range(2, 12))
+    report = Report(kind="program", callables=(called, *idle))
+    text = "\n".join(line.text for line in words.program_lines(report))
+    assert "Model" in text and text.count("never called:") <= 1
+    assert "9 more callables never called, so never compiled: Layer#3, Layer#4" in text
+    few = Report(kind="program", callables=(called, *idle[:3]))
+    assert "more callable" not in "\n".join(line.text for line in words.program_lines(few))

@@ -194,7 +194,24 @@ def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:
     if not report.callables:
         lines.append(Line.of("the program made no compiled callable (it never called torch.compile)", tag=WARN))
     only = report.program.only if report.program is not None and report.program.toggled else None
+    idle = [key for c, key in zip(report.callables, keys(report), strict=True) if c.calls == 0]
+    # A program stopped early (or a recipe that compiles 64 layers and calls a few) would list
+    # each never-called callable's four lines: past the first, they are one line.
+    folded = set(idle[1:]) if len(idle) > IDLE_SHOWN else set()
     for c, key in zip(report.callables, keys(report), strict=True):
+        if key in folded:
+            continue
         target = only is not None and matches(only, c.name, c.index)
         lines += [Line.of(""), *callable_lines(c, key, report.snippet, detail=detail, target=target)]
+    if folded:
+        names = ", ".join(idle[1 : 1 + IDLE_NAMED]) + (", …" if len(folded) > IDLE_NAMED else "")
+        lines += [
+            Line.of(""),
+            Line.of(f"{plural(len(folded), 'more callable')} never called, so never compiled: {names}", tag=WARN),
+        ]
     return tuple(lines)
+
+
+#: Never-called callables shown each in full before they are folded into one line, and how many
+#: of the folded ones that line names.
+IDLE_SHOWN, IDLE_NAMED = 3, 6
