@@ -142,7 +142,8 @@ async def _check_one(
         result = RunResult(prepared.refused_report())  # bad SETTINGS: no run with settings nobody asked for
     else:
         try:
-            program = program_of(args, prepared.source.text if prepared.source else None, args.program_args)
+            text = prepared.source.text if prepared.source else None
+            program = program_of(args, text, args.program_args, typed=str(snippet))
             request = RunRequest(
                 prepared, run_flags_of(args), passes_of(args), trace=bool(args.trace), last=last, program=program
             )

@@ -335,10 +335,13 @@ def count_arg(text: str) -> int:
     return value
 
 
-def program_of(args: argparse.Namespace, text: str | None, program_args: list[str]) -> ProgramRun | None:
+def program_of(
+    args: argparse.Namespace, text: str | None, program_args: list[str], typed: str = ""
+) -> ProgramRun | None:
     """The run's program mode for a file's `text` (None: it runs as a snippet). The toggled
-    settings are the setting flags given, which then replace what the program passes."""
-    return program_options(args, program_args).run_for(text, tuple(overrides_of(args)))
+    settings are the setting flags given, which then replace what the program passes; `typed`
+    the file as the command line spelled it (the program's sys.argv[0])."""
+    return program_options(args, program_args).run_for(text, tuple(overrides_of(args)), argv0=typed)
 
 
 def program_options(args: argparse.Namespace, program_args: list[str]) -> ProgramOptions:

@@ -111,7 +111,7 @@ class _Watch:
             return
         try:
             text = prepared.source.text if prepared.source else None
-            program = program_of(args, text, args.program_args)
+            program = program_of(args, text, args.program_args, typed=str(args.snippet))
             flags = dataclasses.replace(run_flags_of(args), early_findings=True)
             request = RunRequest(prepared, flags, passes_of(args), program=program)
             result = await self.client.run(request, lambda event: self._on_event(gen, event))

@@ -45,11 +45,13 @@ class ProgramOptions:
     #: --snippet: the file runs as a snippet even though it looks like a program.
     snippet: bool = False
 
-    def run_for(self, text: str | None, toggled: tuple[str, ...], only: str | None = None) -> ProgramRun | None:
+    def run_for(
+        self, text: str | None, toggled: tuple[str, ...], only: str | None = None, argv0: str = ""
+    ) -> ProgramRun | None:
         """The program run of a file's `text` now (None: it runs as a snippet), with the
         settings the user set (`toggled`) laid over the program's own; `only` (else the
-        command line's) narrows them to one callable. Decided on every save: an edit that adds a
-        `model` makes the file a snippet again."""
+        command line's) narrows them to one callable; `argv0` the file as the command line spelled
+        it. Decided on every save: an edit that adds a `model` makes the file a snippet again."""
         if self.snippet or (not self.forced and not (text and is_program(text))):
             return None
         return ProgramRun(
@@ -60,6 +62,7 @@ class ProgramOptions:
             forced=self.forced,
             only=only if only is not None else self.only,
             compare_calls=self.compare_calls,
+            argv0=argv0,
         )
 
     def words(self) -> str:

@@ -243,3 +243,28 @@ def test_a_programs_malloc_is_glibcs_own_as_under_python(tmp_path: Path) -> None
     report = _check(prog, cwd=tmp_path)
     assert report["error"] is None, report["error"]
     assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
+
+
+def test_a_programs_argv0_is_the_file_as_the_command_line_spelled_it(tmp_path: Path) -> None:
+    prog = _write(
+        tmp_path / "sub" / "prog.py",
+        """
+        import json, sys
+        import torch
+
+        torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
+        print(json.dumps({"argv0": sys.argv[0], "file": __file__, "args": sys.argv[1:]}))
+        """,
+    )
+    typed = os.path.join("sub", "prog.py")
+    plain = subprocess.run(
+        [sys.executable, typed, "--x", "1"], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert truth == {"argv0": typed, "file": str(prog), "args": ["--x", "1"]}, truth
+    cmd = [sys.executable, "-m", "playground", "check", typed, "--json", "--no-timing", "--", "--x", "1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert report["error"] is None, report["error"]
+    assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth

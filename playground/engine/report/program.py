@@ -74,6 +74,9 @@ class ProgramRun(Wire):
     #: How many of each callable's first calls are compared with the eager reference (None: the
     #: worker's default); the reference runs the program only as far as those calls reach.
     compare_calls: int | None = None
+    #: The program's sys.argv[0] as the command line spelled the file ("": its absolute path),
+    #: as `python prog.py` gives it.
+    argv0: str = ""
 
 
 @dataclass(frozen=True)

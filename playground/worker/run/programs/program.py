@@ -79,7 +79,7 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     scope = loading.SnippetScope(path, "__main__", not ctx.request.warmup)
     saved_main = sys.modules.get("__main__")
     code = loading.compiled_source(ctx)
-    end, program_s = _run_file(made, recorder, code, scope.open(), [path, *program.args], seconds)
+    end, program_s = _run_file(made, recorder, code, scope.open(), [program.argv0 or path, *program.args], seconds)
     failed_rank = _failed_across_ranks(ctx, end, recorder)
     if end.stopped is not None and by_timeout and end.stopped.by == "max_seconds":
         ctx.notes.append(
@@ -158,7 +158,7 @@ def _run_file(
         with Unseen(*our_files()), timer:
             loading.run_code(code, module)
     except BaseException as exc:  # noqa: BLE001 - the program's exception is its report
-        end = ended(exc, argv[0], made)
+        end = ended(exc, made.path, made)
     finally:
         timer.cancel()
         at_exit.uninstall()

@@ -384,7 +384,7 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     try:
         code = compile(text, path, "exec", dont_inherit=True)
         module = scope.open()
-        sys.argv = [path, *program.args]
+        sys.argv = [program.argv0 or path, *program.args]
         made.install()
         patch.install()
         exits.install()
