@@ -268,3 +268,36 @@ def test_a_programs_argv0_is_the_file_as_the_command_line_spelled_it(tmp_path: P
     report = json.loads(done.stdout)
     assert report["error"] is None, report["error"]
     assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
+
+
+def test_a_programs_own_exception_is_python_s_traceback(tmp_path: Path) -> None:
+    # The frames python prints for the program's uncaught exception, the compiled callable's
+    # included, and none of ours (the run, our patch between the program and its callable).
+    prog = _write(
+        tmp_path / "prog.py",
+        """
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return g(x)
+
+        def g(x):
+            raise ValueError("no")
+
+        f(torch.ones(2))
+        """,
+    )
+    plain = _python(prog, cwd=tmp_path)
+    assert plain.returncode == 1
+
+    def frames(text: str) -> list[str]:
+        return [line.strip() for line in text.splitlines() if line.strip().startswith("File ")]
+
+    truth = frames(plain.stderr)
+    assert truth and all(str(prog) in line or "torch" in line for line in truth), truth
+    report = _check(prog, cwd=tmp_path)
+    assert report["error"]["type"] == "ValueError"
+    ours = [line for line in frames(report["error"]["detail"]) if "/playground/" in line]
+    assert not ours, ours
+    assert [f for f in frames(report["error"]["detail"]) if str(prog) in f] == [f for f in truth if str(prog) in f]

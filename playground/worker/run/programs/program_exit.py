@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.engine.report import ProgramException, ProgramExit, RunError, Stopped
+from playground.worker.capture import own_frames
 from playground.worker.run.programs.program_compiles import CompiledCallables
 from playground.worker.run.programs.stops import ProgramOsExit, ProgramStopped
 from playground.worker.run.spine.failures import first_line, safe_str
@@ -78,7 +79,8 @@ def raised(exc: BaseException, path: str, made: CompiledCallables) -> tuple[Prog
     line = program_line(exc, path)
     message = first_line(safe_str(exc)) or type(exc).__name__
     try:
-        detail = "".join(traceback.format_exception(exc))[-6000:]
+        # As python prints it: the program's frames, none of ours (the run, our patch's call).
+        detail = own_frames.strip("".join(traceback.format_exception(exc)))[-6000:]
     except Exception:  # noqa: BLE001
         detail = ""
     inside = made.raised_in.get(id(exc))
