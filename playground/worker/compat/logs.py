@@ -67,8 +67,10 @@ def apply_env_logs(
     parse = torch._logging._internal._parse_log_settings
     if hasattr(parse, "cache_clear"):
         parse.cache_clear()
+    init = getattr(torch._logging._internal, "_init_logs", None)  # a later torch may name it otherwise
     try:
-        torch._logging._internal._init_logs()
+        if init is not None:
+            init()
     finally:
         os.environ.update(saved)
     _rejoin(handler, trace_handler, printed)
