@@ -55,14 +55,18 @@ def strip(text: str) -> str:
     return "".join(out)
 
 
-def without_own_frames(record: logging.LogRecord) -> None:
-    """`record`'s message without our frames, in place (once formatted, its args are gone)."""
+def without_own_frames(record: logging.LogRecord) -> str:
+    """`record`'s message without our frames, in place (once formatted, its args are gone); the
+    message, formatted once here for the caller too. A record that cannot format is left as
+    torch made it, and its error is the caller's to meet."""
     try:
         text = record.getMessage()
-    except Exception:  # noqa: BLE001 - a record that cannot format is left as torch made it
-        return
+    except Exception:  # noqa: BLE001
+        return ""
     if ROOT in text:
-        record.msg, record.args = strip(text), None
+        text = strip(text)
+        record.msg, record.args = text, None
+    return text
 
 
 class OwnFramesOut(logging.Filter):

@@ -267,11 +267,11 @@ class _Dispatcher(logging.Handler):
             return
         self._last = record
         try:
-            without_own_frames(record)  # the Logs pane as python prints it
+            message = without_own_frames(record) or record.getMessage()  # as python prints it
             target.records.append(
                 LogRecord(
                     artifact=compat.artifact_of(record),
-                    message=record.getMessage(),
+                    message=message,
                     formatted=self.format(record),
                     name=record.name,
                     levelno=record.levelno,

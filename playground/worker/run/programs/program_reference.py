@@ -133,12 +133,12 @@ class Recorder:
         nth = self.per_callable[m.index] = self.per_callable.get(m.index, 0) + 1
         if nth <= self.budget:
             _synchronize(self.device)
-            self._record(m, seq, nth, time.perf_counter() - started, graphs, out)
+            self._record(m, seq, nth, started, graphs, out)
         if self.stop_after is not None and seq >= self.stop_after and self.done is not None:
             self.done(seq)
 
-    def _record(self, m: Made, seq: int, nth: int, seconds: float, graphs: int, out: Any) -> None:
-        began = time.perf_counter() - seconds
+    def _record(self, m: Made, seq: int, nth: int, began: float, graphs: int, out: Any) -> None:
+        seconds = time.perf_counter() - began
         if out is RAISED:
             # It raised: in the sequence, so that the two runs' calls pair up, but no value and
             # no steady time (counted as a call that compiled).
