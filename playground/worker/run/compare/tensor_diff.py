@@ -97,8 +97,66 @@ def _measure(entry: Comparison, e: torch.Tensor, a: torch.Tensor, override: dict
     entry = replace(entry, rtol=rtol, atol=atol)
     if e.numel() == 0:
         return replace(entry, max_abs=0.0, max_rel=0.0, ok=True)
+    # Most leaves hold no NaN or infinity: measured without the masks those need, and a slice
+    # at a time (fresh float64 copies of a program's 50 MB logits cost more in page faults than
+    # in arithmetic: 0.34 s a leaf whole, 0.03 s in slices). The answer is the same.
+    if rtol >= 0 and atol >= 0 and e.dtype == a.dtype and _all_finite(e) and torch.equal(e, a):
+        return replace(entry, max_abs=0.0, max_rel=0.0, ok=True)
+    floating = e_float or a_float
+    measured = _measure_finite(e, a, rtol, atol)
+    if measured is None:
+        return _measure_any(entry, e, a, rtol, atol, floating)
+    max_abs, max_rel, ok = measured
+    entry = replace(entry, max_abs=finite(max_abs), max_rel=finite(max_rel))
+    return replace(entry, ok=ok) if floating else _exact(entry, e, a)
+
+
+#: Elements per slice of `_measure_finite` (2 MB of float64: the cache's size, measured fastest).
+SLICE = 1 << 18
+
+
+def _all_finite(t: torch.Tensor) -> bool:
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        return True
+    return bool(torch.isfinite(t).all())
+
+
+def _wide(e: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     wide = torch.complex128 if (e.dtype.is_complex or a.dtype.is_complex) else torch.float64
-    e64, a64 = e.to(wide), a.to(wide)
+    return e.to(wide), a.to(wide)
+
+
+def _exact(entry: Comparison, e: torch.Tensor, a: torch.Tensor) -> Comparison:
+    """Integers and bools are exact; int64 beyond 2**53 rounds in float64, so compare as int64."""
+    return replace(entry, ok=bool(torch.equal(e.to(torch.int64), a.to(torch.int64))))
+
+
+def _measure_finite(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> tuple[float, float, bool] | None:
+    """(max_abs, max_rel, ok) as `_measure_any` gives them, slice by slice; None where either
+    side holds a NaN or an infinity (those take the masks of `_measure_any`)."""
+    flat_e, flat_a = e.reshape(-1), a.reshape(-1)
+    tiny = torch.finfo(torch.float64).tiny
+    max_abs = max_rel = 0.0
+    ok = True
+    for start in range(0, flat_e.numel(), SLICE):
+        e_part, a_part = flat_e[start : start + SLICE], flat_a[start : start + SLICE]
+        if not (_all_finite(e_part) and _all_finite(a_part)):
+            return None
+        e64, a64 = _wide(e_part, a_part)  # the slice itself where it is float64: nothing in place on them
+        diff = torch.abs(e64 - a64)
+        mag = e64.abs()
+        max_abs = max(max_abs, float(diff.max()))
+        ok = ok and not bool((diff > mag * rtol + atol).any())
+        zero = mag == 0
+        rel = diff.div_(mag.clamp_min_(tiny)).masked_fill_(zero, 0.0)
+        max_rel = max(max_rel, float(rel.max()))
+    return max_abs, max_rel, ok
+
+
+def _measure_any(
+    entry: Comparison, e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float, floating: bool
+) -> Comparison:
+    e64, a64 = _wide(e, a)
     both_nan = torch.isnan(e64) & torch.isnan(a64)
     same_inf = torch.isinf(e64) & (e64 == a64)
     diff = (e64 - a64).abs()
@@ -111,9 +169,8 @@ def _measure(entry: Comparison, e: torch.Tensor, a: torch.Tensor, override: dict
         max_abs=finite(float(torch.nan_to_num(diff, nan=math.inf, posinf=math.inf).max())),
         max_rel=finite(float(torch.nan_to_num(rel, nan=math.inf, posinf=math.inf).max())),
     )
-    if not (e_float or a_float):
-        # Integers and bools are exact; int64 beyond 2**53 rounds in float64, so compare as int64.
-        return replace(entry, ok=bool(torch.equal(e.to(torch.int64), a.to(torch.int64))))
+    if not floating:
+        return _exact(entry, e, a)
     # An infinity on one side only: atol + rtol * inf would let any value pass, so say it plainly.
     lone_inf = (torch.isinf(e64) | torch.isinf(a64)) & ~same_inf
     bad = (diff > atol + rtol * mag) | (torch.isnan(diff) & ~both_nan) | lone_inf

@@ -105,12 +105,14 @@ class CountingBackend:
     two backends are: Dynamo's BACKEND_MATCH compares them with `==`. Anything else Dynamo asks
     of a backend (compiler_name, get_compiler_config, reset, ...) is the real one's."""
 
-    def __init__(self, real: Any, counting: Callable[..., Any]) -> None:
+    def __init__(self, real: Any, counting: Callable[..., Any], *, untraced: bool = False) -> None:
         self.real = real
         self._counting = counting
         # Copied, not delegated: a class with __getattr__ as a backend crashes Dynamo's frame
-        # evaluation on 2.13 (a segfault at the first call).
-        for name in _BACKEND_NAMES:
+        # evaluation on 2.13 (a segfault at the first call). Where no frame is ever traced (the
+        # eager reference), Inductor's config is not asked for: torch.compile reads it when it
+        # makes the callable, and that import alone is a second of the reference's time.
+        for name in _BACKEND_NAMES - ({"get_compiler_config"} if untraced else set()):
             if hasattr(real, name):
                 setattr(self, name, getattr(real, name))
 

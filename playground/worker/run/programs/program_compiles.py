@@ -93,6 +93,9 @@ class CompiledCallables:
         self.raised_in: dict[int, Made] = {}
         #: Keep each callable's newest steady call for torch.utils.benchmark (program_bench.py).
         self.keep_steady = False
+        #: No frame is traced in this process (the eager reference): the backends need not be
+        #: made ready to compile.
+        self.untraced = False
         for name in ("records", "trace", "graphs"):
             setattr(capture, name, Owned(getattr(capture, name), self._owner))
         # A program runs torch's and its own modules' code too: a break there is shown there.
@@ -205,7 +208,7 @@ class CompiledCallables:
         for shared in self._backends:
             if same_backend(shared.real, real):
                 return shared
-        made = CountingBackend(real, counting_around(real, self.capture, self.device))
+        made = CountingBackend(real, counting_around(real, self.capture, self.device), untraced=self.untraced)
         self._backends.append(made)
         return made
 

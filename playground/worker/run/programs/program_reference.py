@@ -373,6 +373,7 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     made = CompiledCallables(
         RunCapture(snippet_path=path), path, "cpu", {}, Bounds(program.max_calls, deadline), on_return=recorder
     )
+    made.untraced = True  # EagerOnly below: no frame reaches Dynamo here
     recorder.done = lambda at: made.keep(ProgramStopped(COMPARED, at))
     patch = BackwardPatch(made, recorder)
     eager = EagerOnly()
