@@ -2,7 +2,7 @@
 program's own calls: its last steady call's arguments timed again once the program has ended,
 compiled and eagerly. The figure leaves the program as python runs it (its output and its counts
 as a plain `python FILE` gives them); a callable whose guards no longer hold after the program
-says so instead of compiling again; `--no-timing` takes none; and where the two speedups differ
+says so instead of compiling again; `--no-timing` takes none, nor shows the program's own; and where the two speedups differ
 the program's is marked unreliable with both. Each program runs in a fresh process."""
 
 from __future__ import annotations
@@ -96,11 +96,17 @@ def test_a_callable_whose_guards_no_longer_hold_is_not_compiled_again_for_the_be
 
 
 @pytest.mark.torch
-def test_no_timing_takes_no_benchmark(tmp_path: Path) -> None:
-    report = _check(_program(tmp_path), "--no-timing")
+def test_no_timing_takes_no_benchmark_and_shows_no_steady_figure(tmp_path: Path) -> None:
+    path = _program(tmp_path)
+    report = _check(path, "--no-timing")
     (section,) = report["callables"]
-    assert section["timings"] is None or "benchmark" not in section["timings"]
+    # The program's own calls are not shown as timings either: the user turned timings off.
+    assert section["timings"] is None
     assert "benchmark" not in report["phase_s"] or report["phase_s"]["benchmark"] == 0
+    assert section["equivalence"] is not None  # its values are still compared
+    cmd = [sys.executable, "-m", "playground", "check", str(path), "--no-timing"]
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=path.parent).stdout
+    assert "values:" in text and "steady" not in text and "torch.utils.benchmark" not in text, text
 
 
 @pytest.mark.torch  # the worker's module imports torch

@@ -106,7 +106,10 @@ def run_program(ctx: RunContext, capture: RunCapture, base: Report) -> Report:
     if table := decomp_table.note():
         ctx.notes.append(table)
     if compared is not None:
-        compared.timings = {i: program_bench.beside(t, benchmarks.get(i)) for i, t in compared.timings.items()}
+        # --no-timing: the program's own calls were timed (a perf_counter each side), but no
+        # steady-state figure is shown where the user turned timings off.
+        timed = compared.timings if ctx.request.run.flags.timing else {}
+        compared.timings = {i: program_bench.beside(t, benchmarks.get(i)) for i, t in timed.items()}
         found_sections = tuple(program_compare.with_comparison(s, compared) for s in found_sections)
         ctx.notes.extend(compared.notes)
     if program.only is not None and not any(matches(program.only, m.name, m.index) for m in made.made):
