@@ -120,9 +120,9 @@ class WorkerChannel:
         except asyncio.TimeoutError:
             message = None
         if message is None or message.get("event") != "hello":
-            tail = self.stderr.text()[-2000:]
+            said = self.stderr.text()
             await self.kill()
-            what = f"unexpected first message {message!r}" if message else tail or "no answer"
+            what = f"unexpected first message {message!r}" if message else why_not_started(said) or "no answer"
             raise WorkerUnavailable(f"the torch worker did not start: {what}")
         return self.greeted(message)
 
@@ -261,3 +261,26 @@ class WorkerChannel:
         if woken in done:
             return "wake", None
         return "timeout", None
+
+
+def why_not_started(stderr: str) -> str:
+    """What a worker that died before its hello said, in one line: the exception its traceback
+    ended with (where `import torch` itself raised, with the TORCH_LOGS it read from the
+    environment: torch refuses a bad value at import, under plain python too), else the tail."""
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    if not starts:
+        return " ".join(stderr.split())[-2000:]
+    after = lines[starts[-1] + 1 :]
+    at = next((i for i, line in enumerate(after) if line and not line[0].isspace()), None)
+    if at is None:
+        return " ".join(stderr.split())[-2000:]
+    # The exception's line, and its message's next lines where it spans several (torch's bad
+    # TORCH_LOGS message begins on the line after "ValueError:"), up to a sentence or so.
+    raised = " ".join(" ".join(after[at : at + 4]).split())
+    raised = raised if len(raised) <= 240 else raised[:239] + "…"
+    frames = "\n".join(after[:at])
+    logs = os.environ.get("TORCH_LOGS")
+    if logs is not None and "torch/_logging/" in frames:
+        return f"import torch raised {raised} (TORCH_LOGS={logs!r} in the environment: python's import torch raises it too)"
+    return raised
