@@ -111,7 +111,10 @@ endif
 # `..._match_a_fresh_process`: the fork again), nor the code view's own timeout and cancel (test_dynamo_code:
 # a kill of a hung child), nor a bisection stopped by a signal or a cancel midway (test_bisect's
 # `mid_bisection` and `bisection_cancelled`: our process handling, 4 min of this stage once), nor the
-# tests that start no torch at all (-m torch: the pure ones).
+# tests that start no torch at all (-m torch: the pure ones), nor a process killed under a run (a
+# program's, a node's) or a compile that hangs: our process handling again. The program corpus
+# runs here: each of its programs against a plain `python PROG` on this torch is the claim that
+# the playground observes torch without changing it, release by release.
 # Keeping CI under 15 minutes with the models extra installed is the reason.
 TORCH214_SKIP := cli_hostile caps check_header cli cli_deep_config client forged_reports history \
 	import_contracts import_hygiene last_words limits_unit matrix_exports explain_exports \
@@ -122,9 +125,12 @@ XDIST214 ?= -n 2 --dist worksteal
 test-torch214: venv-214
 	$(VENV214)/bin/python $(PYC)
 	$(VENV214)/bin/python -m pytest -q $(XDIST214) $(DURATIONS) -m torch tests/engine tests/test_gallery.py tests/test_gallery_programs.py tests/test_gallery_ranks.py \
+		tests/test_program_corpus.py \
 		-k "not runs_standalone and not check_json_carries and not match_a_fresh_process \
 			and not hung_code_run and not cancel_during_the_code_run \
-			and not mid_bisection and not bisection_cancelled" \
+			and not mid_bisection and not bisection_cancelled \
+			and not process_dies_keeps_what_it_streamed and not a_node_killed_mid_run \
+			and not a_compile_that_hangs_is_stopped" \
 		$(foreach t,$(TORCH214_SKIP),--ignore=tests/engine/test_$(t).py)
 
 lint: venv
