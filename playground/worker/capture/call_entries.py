@@ -33,6 +33,8 @@ class CallNote:
     entry: str | None = None
     status: str | None = None
     why: str = ""
+    #: Where the records stood when the call returned (None: still running, or not noted).
+    records_end: int | None = None
 
     def as_entry(self) -> CallEntry:
         """The report's value for this call (its summary is added once the recompiles are read)."""
@@ -54,6 +56,37 @@ def call_started(
     except Exception:  # noqa: BLE001 - bookkeeping must not fail the call
         named, front = (), None
     calls.append(CallNote(call=index, args=named, trace_at=trace_at, records_at=records_at, front=front))
+
+
+def program_call(
+    capture: Any, number: int, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], at: tuple[int, int]
+) -> None:
+    """After a program's call of a compiled callable (its program-wide `number`), begun with
+    the trace and records at `at`: where it compiled an entry, a note of it with the arguments
+    that arrived, so that a recompile's row says what arrived and at which call (the program's
+    calls are not the playground's, so nothing is read before they run)."""
+    trace_at, records_at = at
+    compiled = tuple(_cid(md) for md, _ in capture.trace[trace_at:] if "dynamo_cpp_guards_str" in md)
+    if not compiled:
+        return
+    try:
+        bound = compat.frame_locals(target, args, kwargs) or {}
+        named = tuple((k, compat.describe_value(v)) for k, v in bound.items() if k != "self")
+    except Exception:  # noqa: BLE001 - bookkeeping must not fail the program's call
+        named = ()
+    capture.program_calls.append(
+        CallNote(
+            call=number,
+            args=named,
+            trace_at=trace_at,
+            records_at=records_at,
+            front=None,
+            compiled=compiled,
+            entry=compiled[-1],
+            status="compiled",
+            records_end=len(capture.records),
+        )
+    )
 
 
 def call_finished(
@@ -98,14 +131,20 @@ def _resolve(calls: list[CallNote], target: Any, args: tuple[Any, ...], trace: T
 
 
 def explained(
-    records: list[LogRecord], trace: Trace, calls: list[CallNote], guards: tuple[GuardSet, ...], snippet_path: str
+    records: list[LogRecord],
+    trace: Trace,
+    calls: list[CallNote],
+    guards: tuple[GuardSet, ...],
+    snippet_path: str,
+    program_calls: list[CallNote] | None = None,
 ) -> Explanation:
     """The report's explanation: recompile_details, recompile_limit_details, guard_details,
     shape_symbols, specializations, call_entries (empty when torch's records could not be read:
     explaining must never cost the run its other results). `guards`: what RunCapture.guards()
-    gave (it is read once per report)."""
+    gave (it is read once per report); `program_calls`: a program's calls that compiled, for
+    the recompiles' rows only."""
     try:
-        return _explained(records, trace, calls, guards, snippet_path)
+        return _explained(records, trace, calls, guards, snippet_path, program_calls or [])
     except Exception:  # noqa: BLE001
         return Explanation()
 
@@ -116,9 +155,14 @@ def _explained(
     calls_noted: list[CallNote],
     guards_read: tuple[GuardSet, ...],
     snippet_path: str,
+    program_calls: list[CallNote],
 ) -> Explanation:
     calls = [c.as_entry() for c in calls_noted]
-    details = explain.recompile_details(_recompile_records(records, calls_noted), calls, snippet_path)
+    details = explain.recompile_details(
+        _recompile_records(records, calls_noted or program_calls),
+        calls + [c.as_entry() for c in program_calls],
+        snippet_path,
+    )
     limits = [r.message for r in records if hit_limit(r)]
     guards = explain.guard_details(guards_read, snippet_path)
     events = [
@@ -169,7 +213,9 @@ def _recompile_records(records: list[LogRecord], calls: list[CallNote]) -> list[
             continue
         head = RECOMPILE_HEAD.search(rec.message)
         cid = COMPILE_ID.search(rec.formatted)
-        during = [c.call for c in calls if c.records_at <= position]
+        during = [
+            c.call for c in calls if c.records_at <= position and (c.records_end is None or position < c.records_end)
+        ]
         if head is not None:
             out.append(
                 explain.RecompileRecord(

@@ -57,6 +57,10 @@ class RunCapture:
     graphs: list[Graph] = field(default_factory=list)
     #: One note per call of inputs(): its arguments and what torch's cache did (see call_started).
     calls: list[CallNote] = field(default_factory=list)
+    #: A program's calls of its compiled callables that compiled something (call_entries.
+    #: program_call): what arrived at a recompile, and its program-wide call number. Not the
+    #: report's call_entries, which would list every call of a loop of thousands.
+    program_calls: list[CallNote] = field(default_factory=list)
     #: (compile id, which compile of that id) -> seconds of the first run of the graphs that
     #: compile made (calls.first_run_timed): ids restart at 0/0 after torch._dynamo.reset().
     first_runs: dict[tuple[str, int], float] = field(default_factory=dict)
@@ -142,7 +146,9 @@ class RunCapture:
 
     def explained(self, guards: tuple[GuardSet, ...]) -> Explanation:
         """The report's explanation fields (call_entries.explained); `guards`: what guards() gave."""
-        return call_entries.explained(self.records, self.trace, self.calls, guards, self.snippet_path)
+        return call_entries.explained(
+            self.records, self.trace, self.calls, guards, self.snippet_path, self.program_calls
+        )
 
     def metrics(self) -> list[dict[str, Any]]:
         return [md["compilation_metrics"] for md, _ in self.trace if "compilation_metrics" in md]

@@ -54,15 +54,16 @@ def _inline_wrapper_code() -> Any:
         return None
 
 
-def frame_locals(target: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+def frame_locals(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The names the compiled frame sees on entry (what guards call L['name']), or None when
     the signature cannot bind these arguments."""
     import inspect
 
+    kwargs = kwargs or {}
     try:
         if isinstance(target, torch.nn.Module):
-            return dict(inspect.signature(type(target).forward).bind(target, *args).arguments)
-        return dict(inspect.signature(target).bind(*args).arguments)
+            return dict(inspect.signature(type(target).forward).bind(target, *args, **kwargs).arguments)
+        return dict(inspect.signature(target).bind(*args, **kwargs).arguments)
     except (TypeError, ValueError):
         return None
 

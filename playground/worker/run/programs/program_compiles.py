@@ -39,6 +39,7 @@ from typing import Any
 import torch
 
 from playground.engine.program import PROGRAM_TOGGLES, matches
+from playground.worker.capture import call_entries
 from playground.worker.capture.records import RunCapture
 from playground.worker.run.programs import program_bench
 from playground.worker.run.programs.made import Bounds, CountingBackend, Made, Owned, same_backend
@@ -239,6 +240,7 @@ class CompiledCallables:
             self._check_bounds()
             with self._lock:
                 self.calls += 1
+                number = self.calls
                 made.calls += 1
                 if made.first_call is None:
                     made.first_call = self.calls
@@ -247,10 +249,13 @@ class CompiledCallables:
             # Only a call no other compiled callable's call holds is compared: under the eager
             # reference every nested call runs, compiled only those in eager parts.
             told = self.on_return if len(stack) == 1 and threading.get_ident() == self._thread else None
-            graphs, started = len(self.capture.graphs), time.perf_counter()
+            graphs, at = len(self.capture.graphs), (len(self.capture.trace), len(self.capture.records))
+            started = time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
                 if told is not None:
+                    if len(self.capture.trace) > at[0]:  # torch traced during it: it may have compiled
+                        call_entries.program_call(self.capture, number, made.original, args, kwargs, at)
                     compiled = len(self.capture.graphs) - graphs
                     told(made, started, compiled, out)
                     if self.keep_steady and not compiled and made.calls > 1:
