@@ -98,12 +98,15 @@ def test_cold_run_says_caches_bypassed(worker, snippet):
 RESETS = """
 import torch
 
-@torch.compile
-def fn(x):
-    return x.sin() + {scale}
+def make(k):
+    def fn(x):
+        for _ in range(k):
+            x = x.sin()
+        return x + {scale}
+    return fn
 
-for _ in range(3):
-    fn(torch.randn(4))
+for k in (1, 2, 3):  # a graph of k + 1 ops each time
+    torch.compile(make(k))(torch.randn(4))
     torch._dynamo.reset()  # compile ids start again at 0/0
 """
 
@@ -134,3 +137,7 @@ def test_a_program_that_resets_gets_each_compiles_own_modules(tmp_path):
     assert sum(len(row["modules"]) for row in rows) == modules
     for row in rows:
         assert [m["pass"] for m in row["modules"]] == ["forward"]
+    # Each graph's own FX nodes (its ops, its one input and its output), never those of the
+    # last graph compiled under the same id.
+    assert [row["ops"] for row in rows] == [2, 3, 4]
+    assert [row["fx_nodes"] for row in rows] == [row["ops"] + 2 for row in rows]

@@ -210,13 +210,13 @@ def _cache_key(payload: Any) -> str:
 
 
 def anatomy(
-    trace: list[tuple[dict[str, Any], Any]], graphs: list[Graph], facts: dict[str, BackendFacts]
+    trace: list[tuple[dict[str, Any], Any]], graphs: list[Graph], facts: dict[int, BackendFacts]
 ) -> tuple[GraphAnatomy, ...]:
     """One GraphAnatomy per graph the backend was handed, in order."""
     out = []
     for graph, frame in _per_graph(trace, graphs):
         cid = graph.compile_id or ""
-        seen = facts.get(cid)
+        seen = facts.get(graph.index)
         modules = []
         for i, code in enumerate(frame.codes):
             kernels, extern = kernels_in(code)

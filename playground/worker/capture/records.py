@@ -67,8 +67,8 @@ class RunCapture:
     #: compile id -> its compilation_metrics records so far: while a compile of that id runs,
     #: which compile of it this is (the k-th record of an id is the k-th row of compile_phases).
     compiles: dict[str, int] = field(default_factory=dict)
-    #: compile id -> what the counting backend saw of that graph (anatomy.py).
-    backend_facts: dict[str, BackendFacts] = field(default_factory=dict)
+    #: graph index -> what the counting backend saw of that graph (anatomy.py).
+    backend_facts: dict[int, BackendFacts] = field(default_factory=dict)
     #: A break in another file (torch's, a library's) keeps its own line there, not the line of
     #: the file run that led to it (a program: its modules and torch's are code it runs too).
     own_break_lines: bool = False

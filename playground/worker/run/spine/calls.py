@@ -162,8 +162,10 @@ def counting_around(
             code = gm.code
         ops = sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
         cid = compat.current_compile_id()
-        capture.graphs.append(Graph(index=len(capture.graphs) + 1, compile_id=cid, code=code, op_count=ops))
-        capture.backend_facts[cid or ""] = anatomy.BackendFacts(len(gm.graph.nodes), config)
+        index = len(capture.graphs) + 1
+        capture.graphs.append(Graph(index=index, compile_id=cid, code=code, op_count=ops))
+        # By graph, not by compile id: ids start again at 0/0 after torch._dynamo.reset().
+        capture.backend_facts[index] = anatomy.BackendFacts(len(gm.graph.nodes), config)
         if on_traced is not None:
             on_traced(len(capture.graphs), ops)
         decomp_table.settle()  # the code has registered what it registers by now
