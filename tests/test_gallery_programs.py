@@ -360,6 +360,10 @@ def test_runs_whose_calls_part_are_compared_up_to_where_they_part(tmp_path: Path
     code, report, _ = _check(path)
     assert code == 0, report["error"]
     assert any("parted at call 4" in n for n in report["notes"]), report["notes"]
+    from playground.cli.textreport import render
+    from playground.engine.report import Report
+
+    assert render(Report.from_dict(report)).count("parted at call 4") == 1  # once, in the equivalence section
     step = report["callables"][0]["equivalence"]
     assert {o["call"] for o in step["outputs"]} == {1, 2, 3}
     assert report["callables"][1].get("equivalence") is None  # never reached in common

@@ -205,8 +205,10 @@ def _phase_lines(report: Report) -> list[str]:
 
 
 def _note_and_output_lines(report: Report) -> list[str]:
-    """The notes, then the first lines the snippet printed."""
-    lines = [f"note: {note}" for note in report.notes]
+    """The notes, then the first lines the snippet printed. A note the equivalence section has
+    printed already (a program's runs that parted) is not printed twice."""
+    shown_above = report.equivalence.note if report.equivalence is not None else ""
+    lines = [f"note: {note}" for note in report.notes if not (note and note in shown_above)]
     if report.output.text.strip():
         out = report.output.text.strip().splitlines()
         shown = out[:8]

@@ -120,3 +120,19 @@ def test_callables_never_called_past_the_first_are_one_line() -> None:
     assert "9 more callables never called, so never compiled: Layer#3, Layer#4" in text
     few = Report(kind="program", callables=(called, *idle[:3]))
     assert "more callable" not in "\n".join(line.text for line in words.program_lines(few))
+
+
+def test_callables_alike_in_every_word_but_their_key_are_one_line() -> None:
+    # The regional-compilation recipe: 63 layers that each ran what the first layer compiled.
+    from playground.engine.report import CompiledCallable
+
+    first = CompiledCallable(name="Layer", index=2, calls=1, graph_count=1)
+    alike = tuple(CompiledCallable(name="Layer", index=i, calls=1) for i in range(3, 10))
+    odd = CompiledCallable(name="Layer", index=10, calls=2)  # another count: a section of its own
+    tail = tuple(CompiledCallable(name="Layer", index=i, calls=1) for i in range(11, 13))
+    report = Report(kind="program", callables=(first, *alike, odd, *tail))
+    text = "\n".join(line.text for line in words.program_lines(report))
+    assert "6 more callables alike, each as Layer#3 above: Layer#4 … Layer#9" in text
+    assert "Layer#4  " not in text and "Layer#10  " in text and "calls 2" in text
+    # Two alike after a section are shown in full: a fold says less than they do.
+    assert "Layer#11  " in text and "Layer#12  " in text

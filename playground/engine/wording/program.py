@@ -198,11 +198,16 @@ def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:
     # A program stopped early (or a recipe that compiles 64 layers and calls a few) would list
     # each never-called callable's four lines: past the first, they are one line.
     folded = set(idle[1:]) if len(idle) > IDLE_SHOWN else set()
+    sections = []
     for c, key in zip(report.callables, keys(report), strict=True):
         if key in folded:
             continue
         target = only is not None and matches(only, c.name, c.index)
-        lines += [Line.of(""), *callable_lines(c, key, report.snippet, detail=detail, target=target)]
+        body = callable_lines(c, key, report.snippet, detail=detail, target=target)
+        # The section without its key: two callables whose sections are alike in every word.
+        alike = None if target else callable_lines(c, "", report.snippet, detail=detail)
+        sections.append((key, body, alike))
+    lines += _alike_folded(sections)
     if folded:
         names = ", ".join(idle[1 : 1 + IDLE_NAMED]) + (", …" if len(folded) > IDLE_NAMED else "")
         lines += [
@@ -215,3 +220,31 @@ def program_lines(report: Report, *, detail: bool = False) -> tuple[Line, ...]:
 #: Never-called callables shown each in full before they are folded into one line, and how many
 #: of the folded ones that line names.
 IDLE_SHOWN, IDLE_NAMED = 3, 6
+#: Callables whose sections say the same words as the one before them, past which they are one
+#: line (the regional-compilation recipe's 63 layers that ran what its first layer compiled).
+ALIKE_FOLDED = 3
+
+
+def _alike_folded(sections: list[tuple[str, tuple[Line, ...], tuple[Line, ...] | None]]) -> list[Line]:
+    """Each section after a blank line; a run of ALIKE_FOLDED or more sections alike in every
+    word but their key, after the first of them, as one line naming them."""
+    lines: list[Line] = []
+    i = 0
+    while i < len(sections):
+        key, body, alike = sections[i]
+        j = i + 1
+        while alike is not None and j < len(sections) and sections[j][2] == alike:
+            j += 1
+        lines += [Line.of(""), *body]
+        run = [k for k, _, _ in sections[i + 1 : j]]
+        if len(run) >= ALIKE_FOLDED:
+            names = f"{run[0]} … {run[-1]}" if len(run) > 2 else ", ".join(run)
+            lines += [
+                Line.of(""),
+                Line.of(f"{plural(len(run), 'more callable')} alike, each as {key} above: {names}", tag=DIM),
+            ]
+        else:
+            for _, more, _ in sections[i + 1 : j]:
+                lines += [Line.of(""), *more]
+        i = j
+    return lines
