@@ -112,3 +112,44 @@ def test_a_programs_own_exception_is_said_as_the_programs_error(tmp_path: Path) 
     assert code == 2 and report["kind"] == "program"
     assert report["error"]["kind"] == "snippet"  # on the wire: the user's code, as the contract says
     assert stderr.strip().splitlines()[-1].startswith("compile-playground: program error (line 6): ValueError"), stderr
+
+
+def test_a_call_the_program_caught_and_a_branch_on_is_compiling_are_said(tmp_path: Path) -> None:
+    # The set_stance tutorial's patterns: a function that returns another value while compiled
+    # (is_compiling), and a call that fail_on_recompile made raise, caught by the program.
+    path = _write(
+        tmp_path,
+        "stance.py",
+        """
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            if torch.compiler.is_compiling():
+                return x + 1
+            return x - 1
+
+        @torch.compile(backend="eager")
+        def g(x, n):
+            return x * n
+
+        for _ in range(3):
+            f(torch.ones(2))
+        g(torch.ones(2), 1)
+        torch.compiler.set_stance("fail_on_recompile")
+        try:
+            g(torch.ones(2), 2)
+        except RuntimeError as exc:
+            print("caught", type(exc).__name__)
+        """,
+    )
+    python = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
+    assert python.returncode == 0 and python.stdout == "caught RuntimeError\n", python.stderr[-2000:]
+    code, report, _ = _check(path)
+    assert report["output"]["text"] == python.stdout
+    f, g = report["callables"]
+    assert any("is_compiling()" in n for n in f["notes"]) and not f["equivalence"]["ok"]
+    assert not any("is_compiling()" in n for n in g["notes"])
+    (raised,) = [n for n in g["notes"] if "raised" in n]
+    assert raised.startswith("its call 2 raised RuntimeError: Detected recompile"), raised
+    assert {o["call"] for o in g["equivalence"]["outputs"]} == {1}

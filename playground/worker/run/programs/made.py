@@ -63,8 +63,10 @@ class Made:
     first_call: int | None = None
     #: Why torch.compile was called unchanged, when it was (the counts are then the capture's).
     unwrapped: str = ""
-    #: The first exception a call of it raised, as torch gave it ("Type: first line").
+    #: The first exception a call of it raised, as torch gave it ("Type: first line"), and
+    #: which of its calls raised it.
     raised: str = ""
+    raised_at: int | None = None
     #: Its newest steady call, kept for torch.utils.benchmark (program_bench.py); None: none.
     steady: Any = None
 

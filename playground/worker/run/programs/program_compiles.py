@@ -264,7 +264,8 @@ class CompiledCallables:
             except BaseException as exc:
                 self.raised_in.setdefault(id(exc), made)
                 if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
-                    made.raised = made.raised or f"{type(exc).__name__}: {_first_line(exc)}"
+                    if not made.raised:
+                        made.raised, made.raised_at = f"{type(exc).__name__}: {_first_line(exc)}", made.calls
                     if told is not None:
                         # Kept in the sequence (so the two runs' calls still pair up), never compared.
                         told(made, started, 0, RAISED)

@@ -80,6 +80,14 @@ def section(
         )
     elif found.graph_count == 0:
         notes.append(f"compiled nothing over {m.calls} call(s): {skipped_reason(m)}")
+    if code is not None and {"is_compiling", "is_dynamo_compiling"} & set(code.co_names):
+        notes.append(
+            "its code asks torch.compiler.is_compiling(), True only while Dynamo traces it: its compiled "
+            "and eager calls may take different branches there, by design"
+        )
+    if m.raised and found.graph_count > 0:
+        # Never compared (a call that raised returned nothing); the program may have caught it.
+        notes.append(f"its call {m.raised_at} raised {m.raised} (a call that raised is never compared)")
     if m.unwrapped:
         notes.append(m.unwrapped)
     for key, change in m.toggled.items():
