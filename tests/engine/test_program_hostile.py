@@ -153,3 +153,30 @@ def test_a_call_the_program_caught_and_a_branch_on_is_compiling_are_said(tmp_pat
     (raised,) = [n for n in g["notes"] if "raised" in n]
     assert raised.startswith("its call 2 raised RuntimeError: Detected recompile"), raised
     assert {o["call"] for o in g["equivalence"]["outputs"]} == {1}
+
+
+def test_a_callable_that_returns_none_says_its_effects_were_not_compared(tmp_path: Path) -> None:
+    # The compiling-optimizer recipe: a compiled `fn()` that steps an optimizer and returns None.
+    path = _write(
+        tmp_path,
+        "opt.py",
+        """
+        import torch
+
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.ones(2)).sum().backward()
+
+        @torch.compile(backend="eager")
+        def step():
+            opt.step()
+
+        for _ in range(2):
+            step()
+        """,
+    )
+    code, report, _ = _check(path)
+    assert code == 0, report["error"]
+    (section,) = report["callables"]
+    assert {o["dtype"] for o in section["equivalence"]["outputs"]} == {"NoneType"}
+    assert "each returned None" in section["equivalence"]["note"], section["equivalence"]["note"]

@@ -71,6 +71,9 @@ def compare(made: list[Made], mine: Recorder, eager_records: list[Any], eager_no
 def _compared_note(m: Made, out: list[Comparison], grad: list[Comparison], mine: Recorder) -> str:
     """How many of the callable's calls were compared, and why not the others."""
     note = f"{plural(len({e.call for e in out}), 'call')} compared"
+    if out and not grad and all(e.dtype == "NoneType" for e in out):
+        # `identical` is true of None, and says nothing of the call's effects.
+        note += ", each returned None: what its calls changed in place (an optimizer step's parameters) is not compared"
     if grad:
         note += f", grads of {plural(len({e.call for e in grad}), 'backward()', 'backward()s')}"
     skipped = mine.skipped.get(m.index, 0)
