@@ -19,7 +19,7 @@ from playground.engine.wording.line import plural
 from playground.worker.run.compare.equivalence import verdict_of
 from playground.worker.run.compare.value_walk import compare_values
 from playground.worker.run.programs.made import Made
-from playground.worker.run.programs.program_reference import STANCE, ProgramCall, ProgramGrads, Recorder
+from playground.worker.run.programs.program_reference import RECORD_BYTES, STANCE, ProgramCall, ProgramGrads, Recorder
 from playground.worker.run.programs.program_timings import timings_of
 
 
@@ -78,7 +78,10 @@ def _compared_note(m: Made, out: list[Comparison], grad: list[Comparison], mine:
         note += f", grads of {plural(len({e.call for e in grad}), 'backward()', 'backward()s')}"
     skipped = mine.skipped.get(m.index, 0)
     if skipped:
-        note += f"; {skipped} call(s) of the first {mine.budget} not recorded (64 MiB of outputs in all)"
+        note += (
+            f"; {skipped} call(s) of the first {mine.budget} not compared: their outputs came past the "
+            f"{RECORD_BYTES // 2**20} MiB of outputs a run keeps for the comparison"
+        )
     later = mine.per_callable.get(m.index, 0) - mine.budget
     if later > 0:
         note += (
