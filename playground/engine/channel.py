@@ -268,16 +268,23 @@ def why_not_started(stderr: str) -> str:
     ended with (where `import torch` itself raised, with the TORCH_LOGS it read from the
     environment: torch refuses a bad value at import, under plain python too), else the tail."""
     lines = stderr.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    # The last traceback, less one python printed for an exit function ("Exception ignored in").
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("Traceback (most recent call last):")
+        and not (i > 0 and lines[i - 1].startswith("Exception ignored in"))
+    ]
     if not starts:
         return " ".join(stderr.split())[-2000:]
     after = lines[starts[-1] + 1 :]
     at = next((i for i, line in enumerate(after) if line and not line[0].isspace()), None)
     if at is None:
         return " ".join(stderr.split())[-2000:]
-    # The exception's line, and its message's next lines where it spans several (torch's bad
-    # TORCH_LOGS message begins on the line after "ValueError:"), up to a sentence or so.
-    raised = " ".join(" ".join(after[at : at + 4]).split())
+    # The exception's line; where its message begins on the next line (torch's bad TORCH_LOGS:
+    # "ValueError: " then the words), that sentence or so too.
+    spans = after[at].rstrip().endswith(":")
+    raised = " ".join(" ".join(after[at : at + 4] if spans else after[at : at + 1]).split())
     raised = raised if len(raised) <= 240 else raised[:239] + "…"
     frames = "\n".join(after[:at])
     logs = os.environ.get("TORCH_LOGS")

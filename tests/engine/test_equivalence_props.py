@@ -383,3 +383,22 @@ def test_the_measure_without_nan_or_inf_gives_the_general_measures_answer(case: 
             assert tensor_diff._measure(entry, expected, actual, override) == want
     finally:
         tensor_diff.SLICE = whole
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        getattr(torch, name)
+        for name in ("float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "complex32")
+        if hasattr(torch, name)
+    ],
+)
+def test_a_dtype_torch_cannot_check_for_finiteness_is_still_measured(dtype: torch.dtype) -> None:
+    # isfinite and equal are not implemented for some of these on CPU: the measure takes the
+    # general path, never "not compared" (which would pass a value that differs).
+    from playground.worker.run.compare import tensor_diff
+
+    expected, actual = torch.tensor([1.0, 2.0]).to(dtype), torch.tensor([1.0, 2.5]).to(dtype)
+    entry = tensor_diff.compare_tensors("out", expected, actual, 1, None)
+    assert entry.compared and not entry.ok and entry.max_abs == 0.5
+    assert tensor_diff.compare_tensors("out", expected, expected.clone(), 1, None).ok

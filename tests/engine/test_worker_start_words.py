@@ -63,3 +63,14 @@ def test_check_under_a_torch_logs_torch_refuses_says_so_in_one_line(tmp_path: Pa
     ours = [line for line in done.stderr.splitlines() if line.startswith("compile-playground:")]
     assert len(ours) == 1, done.stderr
     assert "Invalid log settings: garbage" in ours[0] and "TORCH_LOGS='garbage'" in ours[0]
+
+
+def test_the_exception_line_alone_and_never_an_exit_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TORCH_LOGS", raising=False)
+    said = why_not_started(
+        'Traceback (most recent call last):\n  File "w.py", line 1\n'
+        "ModuleNotFoundError: No module named 'foo'\nW1207 12:00:00 some torch warning\n"
+        "Exception ignored in atexit callback: <function f at 0x1>\n"
+        'Traceback (most recent call last):\n  File "a.py", line 2\nKeyboardInterrupt: \n'
+    )
+    assert said == "ModuleNotFoundError: No module named 'foo'"

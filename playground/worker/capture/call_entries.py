@@ -66,14 +66,14 @@ def program_call(
     that arrived, so that a recompile's row says what arrived and at which call (the program's
     calls are not the playground's, so nothing is read before they run)."""
     trace_at, records_at = at
-    compiled = tuple(_cid(md) for md, _ in capture.trace[trace_at:] if "dynamo_cpp_guards_str" in md)
-    if not compiled:
-        return
     try:
+        compiled = tuple(_cid(md) for md, _ in capture.trace[trace_at:] if "dynamo_cpp_guards_str" in md)
+        if not compiled:
+            return
         bound = compat.frame_locals(target, args, kwargs) or {}
         named = tuple((k, compat.describe_value(v)) for k, v in bound.items() if k != "self")
     except Exception:  # noqa: BLE001 - bookkeeping must not fail the program's call
-        named = ()
+        return
     capture.program_calls.append(
         CallNote(
             call=number,
@@ -213,9 +213,10 @@ def _recompile_records(records: list[LogRecord], calls: list[CallNote]) -> list[
             continue
         head = RECOMPILE_HEAD.search(rec.message)
         cid = COMPILE_ID.search(rec.formatted)
-        during = [
-            c.call for c in calls if c.records_at <= position and (c.records_end is None or position < c.records_end)
-        ]
+        # The innermost call that holds it: a program's nested calls are noted as each ends,
+        # so the one that began last among those whose records hold it.
+        holding = [c for c in calls if c.records_at <= position and (c.records_end is None or position < c.records_end)]
+        during = [c.call for c in sorted(holding, key=lambda c: c.records_at)]
         if head is not None:
             out.append(
                 explain.RecompileRecord(

@@ -240,22 +240,21 @@ class CompiledCallables:
             self._check_bounds()
             with self._lock:
                 self.calls += 1
-                number = self.calls
-                made.calls += 1
+                number, its = self.calls, made.calls + 1
+                made.calls = its
                 if made.first_call is None:
                     made.first_call = self.calls
             stack = self._stack()
             stack.append(made)
+            main = threading.get_ident() == self._thread
             # Only a call no other compiled callable's call holds is compared: under the eager
             # reference every nested call runs, compiled only those in eager parts.
-            told = self.on_return if len(stack) == 1 and threading.get_ident() == self._thread else None
+            told = self.on_return if len(stack) == 1 and main else None
             graphs, at = len(self.capture.graphs), (len(self.capture.trace), len(self.capture.records))
             started = time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
                 if told is not None:
-                    if len(self.capture.trace) > at[0]:  # torch traced during it: it may have compiled
-                        call_entries.program_call(self.capture, number, made.original, args, kwargs, at)
                     compiled = len(self.capture.graphs) - graphs
                     told(made, started, compiled, out)
                     if self.keep_steady and not compiled and made.calls > 1:
@@ -265,14 +264,16 @@ class CompiledCallables:
                 self.raised_in.setdefault(id(exc), made)
                 if not isinstance(exc, (ProgramStopped, ProgramOsExit)):
                     if not made.raised:
-                        made.raised, made.raised_at = f"{type(exc).__name__}: {_first_line(exc)}", made.calls
+                        made.raised, made.raised_at = f"{type(exc).__name__}: {_first_line(exc)}", its
                     if told is not None:
                         # Kept in the sequence (so the two runs' calls still pair up), never compared.
                         told(made, started, 0, RAISED)
                 raise
             finally:
                 stack.pop()
-                if self.on_call is not None and threading.get_ident() == self._thread:
+                if main and len(self.capture.trace) > at[0]:  # torch traced during it: it may have compiled
+                    call_entries.program_call(self.capture, number, made.original, args, kwargs, at)
+                if self.on_call is not None and main:
                     self.on_call(made)
 
         try:
