@@ -27,6 +27,9 @@ ENV = "COMPILE_PLAYGROUND_SCRATCH"
 #: The variable naming the entry the client put first on the worker's PYTHONPATH (channel.py),
 #: so that a run gives the snippet's or program's own subprocesses the PYTHONPATH the user had.
 ADDED_PYTHONPATH = "COMPILE_PLAYGROUND_ADDED_PYTHONPATH"
+#: The variables the worker set for itself before importing torch that the user had not set
+#: (worker/main.py), comma-separated: a run takes them off again, as it does the PYTHONPATH entry.
+ADDED_ENV = "COMPILE_PLAYGROUND_ADDED_ENV"
 
 
 def make() -> str | None:

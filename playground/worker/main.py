@@ -46,8 +46,13 @@ def main() -> None:
     # Before torch is imported: CUDA availability from NVML (a CUDA context in the template would
     # make every forked child's CUDA unusable), and Inductor compiling in process rather than in a
     # pool of compile workers that would be forked with us.
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    ours = {"PYTORCH_NVML_BASED_CUDA_CHECK": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    # Torch reads them at its import (the template's): a run's code sees the environment python
+    # would give it (run/spine/loading.py environ_as_given), its subprocesses too.
+    # (setdefault: a worker that starts itself over, reexec.py, has them set by its first start.)
+    os.environ.setdefault(scratch.ADDED_ENV, ",".join(name for name in ours if name not in os.environ))
+    for name, value in ours.items():
+        os.environ.setdefault(name, value)
     channel = Channel()
     # A segfault or a hung run dumps the Python stack to stderr, which the client drains and
     # reads the snippet's line from (a private copy of fd 2: during a run fd 2 points at the

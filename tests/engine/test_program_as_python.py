@@ -301,3 +301,34 @@ def test_a_programs_own_exception_is_python_s_traceback(tmp_path: Path) -> None:
     ours = [line for line in frames(report["error"]["detail"]) if "/playground/" in line]
     assert not ours, ours
     assert [f for f in frames(report["error"]["detail"]) if str(prog) in f] == [f for f in truth if str(prog) in f]
+
+
+ENVIRON = """
+import os
+import torch
+
+torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
+print(sorted((k, v) for k, v in os.environ.items() if k.startswith(("TORCH", "PYTORCH"))))
+"""
+
+
+@pytest.mark.parametrize("threads", [None, "3"])
+def test_a_programs_torch_variables_are_the_ones_python_gives_it(tmp_path: Path, threads: str | None) -> None:
+    # The worker sets two for torch's import (CUDA's check by NVML, Inductor in one thread); the
+    # program, and what it starts, sees the user's own, as under python.
+    path = tmp_path / "environ.py"
+    path.write_text(ENVIRON)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("TORCHINDUCTOR_COMPILE_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK")
+    }
+    if threads is not None:
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
+    python = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path, env=env
+    )
+    assert python.returncode == 0, python.stderr[-2000:]
+    report = _check(path, tmp_path, env)
+    assert report["output"]["text"] == python.stdout
+    assert ("TORCHINDUCTOR_COMPILE_THREADS" in python.stdout) == (threads is not None)

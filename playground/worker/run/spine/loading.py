@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from playground.engine.scratch import ADDED_PYTHONPATH
+from playground.engine.scratch import ADDED_ENV, ADDED_PYTHONPATH
 from playground.worker.run.spine.context import RunContext
 from playground.worker.run.spine.failures import RunFailure, failure
 
@@ -47,6 +47,15 @@ def as_python_would(path: list[str], cwd: str | None = None, ours: str = _OUR_RO
         if found is not None:
             del out[found]
     return [*out, ours]
+
+
+def environ_as_given(env: MutableMapping[str, str]) -> None:
+    """The environment as the user gave it: PYTHONPATH (pythonpath_as_given), and without the
+    variables the worker set for torch's import that the user had not (worker/main.py: CUDA's
+    check by NVML, Inductor compiling in one thread; torch has read both by now)."""
+    pythonpath_as_given(env)
+    for name in filter(None, env.pop(ADDED_ENV, "").split(",")):
+        env.pop(name, None)
 
 
 def pythonpath_as_given(env: MutableMapping[str, str]) -> None:
@@ -103,7 +112,7 @@ class SnippetScope:
             # As `python snippet.py` does: the snippet's folder first on sys.path, so that it
             # imports its helpers from wherever it is run.
             sys.path[:] = [os.path.dirname(self.path), *as_python_would(sys.path)]
-            pythonpath_as_given(os.environ)
+            environ_as_given(os.environ)
             unshadow(os.path.dirname(self.path))
             self.modules_before = set(sys.modules)
         module = types.ModuleType(self.name)
