@@ -136,6 +136,7 @@ async def _run(client: WorkerClient, path: Path, text: str, *, lane: bool) -> di
         "findings": first[0] if first else None,
         "complete": complete,
         "equal": (not changed(first[1].report, report)) if first else None,
+        "differ": list(changed(first[1].report, report)) if first else [],
         "error": report.error.message[:80] if report.error else None,
         "graphs": report.graph_count,
     }
@@ -170,8 +171,11 @@ async def main() -> None:
         # Warm the worker: the imports the snippet makes (then preimported), Inductor's start-up.
         for scale in (0.25, 0.125):
             await _run(client, snippet, template.format(scale=scale, comment="warm-up"), lane=True)
+        # Scales no earlier run of this script used: Inductor's caches are on disk and outlive
+        # the run, and a scale compiled before would hit them.
+        nonce = (time.time_ns() // 1000 % 10**9) / 10**12
         for save in range(args.saves):
-            scale = 1.0 + save / 100
+            scale = 1.0 + save / 100 + nonce
             dynamo.stdin.write(f"{scale + 0.5}\n")
             dynamo.stdin.flush()
             own = float(dynamo.stdout.readline())
@@ -182,10 +186,12 @@ async def main() -> None:
             print(
                 f"save {save}: dynamo {own:6.2f} s  findings {lane['findings'] or float('nan'):6.2f} s  "
                 f"complete {lane['complete']:6.2f} s  complete, no lane {before['complete']:6.2f} s  "
-                f"findings == complete: {lane['equal']}  load {_load()}",
+                f"findings == complete: {lane['equal']}{'' if lane['equal'] else ' ' + str(lane['differ'])}  load {_load()}",
                 flush=True,
             )
-        comment = await _run(client, snippet, template.format(scale=1.0, comment="only a comment changed"), lane=True)
+        comment = await _run(
+            client, snippet, template.format(scale=1.0 + nonce, comment="only a comment changed"), lane=True
+        )
     finally:
         await client.close()
         dynamo.stdin.close()

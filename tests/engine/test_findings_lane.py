@@ -12,7 +12,7 @@ import pytest
 from playground.cli.textreport import render, render_findings
 from playground.engine.events import FindingsEvent, RunEvent
 from playground.engine.findings import CompiledBefore, changed, lane_wanted, superseded
-from playground.engine.report import Report
+from playground.engine.report import GuardSet, Report
 from playground.engine.settings import Settings
 from tests.requests import request_for
 
@@ -126,3 +126,75 @@ def test_the_rule_and_the_words(tmp_path):
     complete = dataclasses.replace(findings, graph_count=2)
     assert changed(findings, complete) == ("graph_count",)
     assert "graphs 1 -> 2" in superseded(findings, complete)
+    # An identity guard names an address, which two processes give differently for the same
+    # object made after the fork (a library imported in each): the same check, not a change.
+    lane = GuardSet(
+        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['m'].__code__, 140202027347424), type=<class 'code'>",)
+    )
+    run = GuardSet(
+        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['m'].__code__, 140201959586400), type=<class 'code'>",)
+    )
+    other = GuardSet(
+        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['n'].__code__, 140201959586400), type=<class 'code'>",)
+    )
+    assert changed(dataclasses.replace(findings, guards=(lane,)), dataclasses.replace(findings, guards=(run,))) == ()
+    assert changed(dataclasses.replace(findings, guards=(lane,)), dataclasses.replace(findings, guards=(other,))) == (
+        "guards",
+    )
+    # Dynamo's numbered globals count the names made in the process so far.
+    numbered = GuardSet("0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['__builtins_dict___24']['slice'], 94494947),",))
+    renumbered = GuardSet("0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['__builtins_dict___36']['slice'], 94494947),",))
+    assert (
+        changed(dataclasses.replace(findings, guards=(numbered,)), dataclasses.replace(findings, guards=(renumbered,)))
+        == ()
+    )
+    by_id = GuardSet("0/0", "fn", 3, ("LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c12'].Tensor",))
+    again = GuardSet("0/0", "fn", 3, ("LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c18'].Tensor",))
+    assert changed(dataclasses.replace(findings, guards=(by_id,)), dataclasses.replace(findings, guards=(again,))) == ()
+
+
+#: Each process that loads it writes when it loaded and with how many torch threads, and when it
+#: has made its last call (its inputs() generator ends only when the next call is asked for).
+RECORDING = """
+import os, time, torch
+
+LOG = {log!r}
+
+def _say(what):
+    with open(LOG, "a") as fh:
+        fh.write(f"{{what}} {{os.getpid()}} {{torch.get_num_threads()}} {{time.monotonic()}}\\n")
+
+_say("load")
+
+def fn(x):
+    return torch.nn.functional.gelu(x) * {scale}
+
+def inputs():
+    torch.manual_seed(0)
+    yield torch.randn(16, 8)
+    yield torch.randn(16, 8)
+    _say("calls-done")
+"""
+
+
+def test_the_lane_loads_after_the_run_with_a_thread_fewer_and_the_eager_reference_after_the_lane(
+    worker, snippet, tmp_path
+):
+    """The order that keeps the findings quick on few cores: the run's child loads first (what
+    module-level code does once happens in that order), then the lane, on one torch thread fewer
+    than the run (its parallel ops no longer wait for a core the run's child holds), and the
+    eager reference only once the lane has made its calls."""
+    log = tmp_path / "loads.log"
+    path = snippet(RECORDING.format(log=str(log), scale=7.5))
+    arrived, report = _run(worker, path, Settings(backend="inductor"))
+    assert [kind for kind, _ in arrived] == ["findings", "complete"]
+    assert report.error is None and report.equivalence is not None and report.equivalence.ok
+    rows = [line.split() for line in log.read_text().splitlines()]
+    loads = [(int(pid), int(threads), float(at)) for what, pid, threads, at in rows if what == "load"]
+    done = {int(pid): float(at) for what, pid, _, at in rows if what == "calls-done"}
+    # The run's child, the lane, the eager reference (the float64 one is never asked here).
+    assert len(loads) == 3, rows
+    (run, run_threads, _), (lane, lane_threads, _), (ref, ref_threads, ref_loaded) = loads
+    assert len({run, lane, ref}) == 3
+    assert lane_threads == max(1, run_threads - 1) and ref_threads == run_threads
+    assert ref_loaded > done[lane]

@@ -24,18 +24,20 @@ from playground.worker.run.spine import malloc
 from playground.worker.run.spine.request import WorkerRequest
 
 
-def fork_lane(inherited: Inherited, request: WorkerRequest) -> int:
-    """The lane's pid; GO must be blocked in the caller (it is kept for the lane until it waits)."""
+def fork_lane(inherited: Inherited, request: WorkerRequest, eager: int) -> int:
+    """The lane's pid; GO must be blocked in the caller (it is kept for the lane until it waits).
+    `eager` is the run's eager reference, which the lane starts when it is done."""
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the lane's process
-        _lane_process(inherited, request, parent)
+        _lane_process(inherited, request, parent, eager)
     return pid
 
 
-def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int) -> None:
+def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int, eager: int) -> None:
     """The lane from the fork to os._exit: one message on the channel, at most."""
     code = 0
+    waited = False
     try:
         procs.forked_from(parent)
         # A session of its own: where the kernel schedules by session (autogroup, Linux's
@@ -47,19 +49,27 @@ def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int) -> 
             with contextlib.suppress(OSError):
                 os.close(fd)
         malloc.keep_freed_memory()  # as a run's child: it lives for one run
-        limits.set_threads()
+        counts = limits.set_lane_threads()
         signal.sigwait({GO})  # the run's child has loaded the snippet
+        waited = True
         limits.cap_memory()
         from playground.worker.run.findings_lane import findings
 
         witness = Witness(request.id, request.run.path, parent)
         witness.install()
         with OutputCapture():  # what the snippet prints is the run's to report, not the lane's
-            report = findings(inherited.capturer, request)
+            report = findings(inherited.capturer, request, counts)
         if report is not None:
             inherited.channel.send(sanitize(FindingsEvent(report, run_id=request.id).to_dict()))
     except BaseException:  # noqa: BLE001 - nothing may escape into the template's code
         code = 70
         said_why(inherited)
     finally:
+        # The eager reference starts once the findings are sent (or the lane failed), not
+        # beside the lane: on two cores the run's child, its reference and the lane made three
+        # processes tracing at once, and the findings waited for the reference's share. The
+        # run's child still starts the reference itself when it needs it first.
+        if waited and eager > 0:
+            with contextlib.suppress(OSError):
+                os.kill(eager, GO)
         os._exit(code)

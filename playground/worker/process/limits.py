@@ -50,6 +50,21 @@ def threads() -> int | None:
     return _whole(THREADS_ENV, 1, 1024)
 
 
+def set_lane_threads() -> tuple[int, int]:
+    """In the findings lane: one thread fewer than a run gets, at least one. The lane traces
+    while the run's child compiles on another core; with as many threads as cores, each of its
+    parallel ops waited for a thread the child had descheduled (measured on a 2-core machine,
+    a small Llama's lane: 2.3 s of a fork's trace and calls with 2 threads, 0.8 s with 1; a
+    64x64 linear took 8 ms). Its values are compared with nothing: only Dynamo's findings
+    are sent; Dynamo's global-state guard records the count, and run/findings_lane.py gives it
+    back as the run's. (the run's count, the lane's)."""
+    import torch
+
+    count = threads() or torch.get_num_threads()
+    torch.set_num_threads(max(1, count - 1))
+    return count, torch.get_num_threads()
+
+
 def memory_cap_mib() -> int | None:
     """MiB a run may allocate beyond the worker's own memory, or None for no cap."""
     return _whole(MEMORY_ENV, 1, 1 << 24)

@@ -43,8 +43,9 @@ class Forked:
             # Across ranks there is none: it would run on one rank's demand only, and a collective
             # of the snippet's would wait for the other ranks' (reference.NO_PROCESS).
             wide = self._fork(inherited, request, "float64") if request.rank is None else NO_PROCESS
-            # The findings lane (findings_lane.py), when the run has one: started with the eager one.
-            findings = fork_lane(inherited, request) if lane else NO_PROCESS
+            # The findings lane (findings_lane.py), when the run has one: it starts first, and
+            # starts the eager one when its findings are sent.
+            findings = fork_lane(inherited, request, eager) if lane else NO_PROCESS
             if lane:
                 self.pids.append(findings)
         finally:

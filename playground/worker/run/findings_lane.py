@@ -8,6 +8,7 @@ the run finds wherever the backend does not change Dynamo's decisions. Worker-si
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import torch
@@ -52,9 +53,10 @@ def lane_request(request: WorkerRequest) -> WorkerRequest:
     )
 
 
-def findings(capturer: Capturer, request: WorkerRequest) -> Report | None:
+def findings(capturer: Capturer, request: WorkerRequest, threads: tuple[int, int] | None = None) -> Report | None:
     """Dynamo's findings in the run's calls, as a report of stage "findings" under the run's own
-    settings; None when the run cannot start (a setting it refuses: the run reports that)."""
+    settings; None when the run cannot start (a setting it refuses: the run reports that).
+    `threads`: the run's torch thread count and the lane's own (one fewer, limits.py)."""
     lane = lane_request(request)
     if settings_problem(lane) is not None or settings_problem(request) is not None:
         return None
@@ -79,4 +81,32 @@ def findings(capturer: Capturer, request: WorkerRequest) -> Report | None:
         scope.close()
     error = refusals.read_error(error, lane.run.settings.fullgraph)
     found = replace(phases.report(base), error=error)
+    if threads is not None and torch.get_num_threads() == threads[1]:
+        found = threads_as_the_run(found, *threads)
     return replace(found, settings=request.run.settings, stage="findings", notes=tuple(ctx.notes))
+
+
+def threads_as_the_run(report: Report, run: int, lane: int) -> Report:
+    """The report with Dynamo's global-state guard as the run records it: the lane traced on
+    `lane` torch threads (one fewer than the run, limits.set_lane_threads), which that guard
+    holds; the run holds `run`. Only where the snippet left the count as the lane set it (one
+    that sets its own has the same count in both processes)."""
+    if run == lane:
+        return report
+    pattern = re.compile(rf'("num_threads":\s*){lane}\b')
+
+    def fixed(text: str) -> str:
+        return pattern.sub(rf"\g<1>{run}", text) if "num_threads" in text else text
+
+    sets = tuple(replace(entry, guards=tuple(fixed(g) for g in entry.guards)) for entry in report.guards)
+    details = tuple(
+        replace(
+            entry,
+            guards=tuple(
+                replace(g, check=fixed(g.check), code=fixed(g.code), short=fixed(g.short), leaf=fixed(g.leaf))
+                for g in entry.guards
+            ),
+        )
+        for entry in report.explanation.guards
+    )
+    return replace(report, guards=sets, explanation=replace(report.explanation, guards=details))

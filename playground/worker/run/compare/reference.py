@@ -7,7 +7,8 @@ per call), so the template forks two more processes per run, before the run's ch
 anything, each of which loads the snippet itself from the same bytes and seeds:
 
 - the eager reference waits until the run's child has loaded the snippet (so what module-level
-  code does once, it does in that order), then makes every call of inputs() with the target
+  code does once, it does in that order; where the run has a findings lane, until the lane has
+  sent its findings, or the compiled run asks for the reference first), then makes every call of inputs() with the target
   itself, with the same per-call procedure as the compiled side (calls.call_side), and writes
   what it saw to a file, while the compiled calls run (the diagnostics never wait for it);
 - the float64 reference waits, and runs only when the compiled run asks for it (a value that
@@ -285,11 +286,13 @@ class References:
             run_side(self.ctx.request, "eager", sink, suffix="_eager")
             self.in_place_eager = sink.result
             return
+        # With a findings lane, the lane goes first and starts the eager reference when its
+        # findings are sent (process/findings_lane.py): the findings come before the
+        # comparison, and two cores do not hold three traces at once. eager() starts it
+        # itself if the run needs it before then.
+        first = self.info.eager if self.info.findings == NO_PROCESS else self.info.findings
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(self.info.eager, GO)
-        if self.info.findings != NO_PROCESS:  # the findings lane loads it now too, for the same reason
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.info.findings, GO)
+            os.kill(first, GO)
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""
@@ -297,6 +300,9 @@ class References:
             return self.in_place_eager or SideResult(note="the eager reference never started")
         self.start()
         if self.eager_result is None:
+            if self.info.findings != NO_PROCESS:  # the lane may not have started it yet
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.info.eager, GO)
             self.ctx.progress("reference", "waiting for the eager reference")
             self.eager_result = self._wait(self.info.eager, os.path.join(self.info.folder, "eager"), "eager")
         return self.eager_result
