@@ -292,3 +292,23 @@ def test_no_run_takes_loose_options():
             if name in gone:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
     assert not found, found
+
+
+def test_references_forked_after_the_handover_are_read_from_their_folder(tmp_path: Path):
+    """The template forks a run's references just after the run has its request and writes
+    their pids; the run reads them when it first needs them, and a folder that never gets
+    them (a fork that failed before writing) reads as no process, never a wait forever."""
+    from playground.worker.run.spine.request import PENDING, PIDS_FILE, ReferenceProcesses
+
+    pending = ReferenceProcesses(str(tmp_path), PENDING, PENDING, -1)
+    assert pending.pending
+    assert pending.resolved(timeout_s=0.05) == ReferenceProcesses(str(tmp_path), -1, -1, -1)
+    (tmp_path / PIDS_FILE).write_text(json.dumps({"eager": 4242, "float64": 4243, "findings": -1}))
+    assert pending.resolved() == ReferenceProcesses(str(tmp_path), 4242, 4243, -1)
+    # Anything but a positive pid is no process: never 0 (os.kill(0) signals our own group).
+    (tmp_path / PIDS_FILE).write_text(json.dumps({"eager": 0, "float64": True, "findings": "7"}))
+    assert pending.resolved() == ReferenceProcesses(str(tmp_path), -1, -1, -1)
+    (tmp_path / PIDS_FILE).write_text("[1, 2]")
+    assert pending.resolved() == ReferenceProcesses(str(tmp_path), -1, -1, -1)
+    known = ReferenceProcesses(str(tmp_path), 11, 12, -1)
+    assert not known.pending and known.resolved() is known

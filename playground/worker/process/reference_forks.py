@@ -14,6 +14,7 @@ import select
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -26,31 +27,58 @@ from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
 from playground.worker.run.compare.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
 from playground.worker.run.programs import program_reference
-from playground.worker.run.spine.request import ReferenceProcesses, WorkerRequest
+from playground.worker.run.spine.request import PENDING, PIDS_FILE, ReferenceProcesses, WorkerRequest
 
 
 class Forked:
     """The two reference processes of one run, forked by the template before it hands the run
-    to its child; killed and their folder removed when the run ends."""
+    to its child, or (`later`) just after: killed and their folder removed when the run ends."""
 
-    def __init__(self, inherited: Inherited, request: WorkerRequest, *, lane: bool = False) -> None:
+    def __init__(
+        self, inherited: Inherited, request: WorkerRequest, *, lane: bool = False, later: bool = False
+    ) -> None:
         self.folder = tempfile.mkdtemp(prefix="compile-playground-ref-")
         self.pids: list[int] = []
+        self.lane = lane
+        self.unsigned = request
+        self.info = ReferenceProcesses(
+            self.folder, PENDING, PENDING if request.rank is None else NO_PROCESS, PENDING if lane else NO_PROCESS
+        )
+        if not later:
+            self.fork(lambda: inherited)
+
+    def fork(self, inherited_now: Callable[[], Inherited]) -> None:
+        """Fork them now, and write their pids where a run handed its request before them reads
+        them (ReferenceProcesses.resolved). Forked after the handover, the run's child loads
+        the snippet while the template forks (two forks of the template: about 20 ms that the
+        save waited for), and the eager reference still loads only after the child has."""
+        inherited = inherited_now()  # the template's descriptors as they are now, to be closed
+        eager = wide = findings = NO_PROCESS
         # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
         try:
-            eager = self._fork(inherited, request, "eager")
+            eager = self._fork(inherited, self.unsigned, "eager")
             # Across ranks there is none: it would run on one rank's demand only, and a collective
             # of the snippet's would wait for the other ranks' (reference.NO_PROCESS).
-            wide = self._fork(inherited, request, "float64") if request.rank is None else NO_PROCESS
+            if self.unsigned.rank is None:
+                wide = self._fork(inherited, self.unsigned, "float64")
             # The findings lane (findings_lane.py), when the run has one: it starts first, and
             # starts the eager one when its findings are sent.
-            findings = fork_lane(inherited, request, eager) if lane else NO_PROCESS
-            if lane:
+            if self.lane:
+                findings = fork_lane(inherited, self.unsigned, eager)
                 self.pids.append(findings)
+        except OSError:  # a fork refused (no memory, no pids): the run goes on and says so
+            pass
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        self.info = ReferenceProcesses(self.folder, eager, wide, findings)
+            self.info = ReferenceProcesses(self.folder, eager, wide, findings)
+            # Whatever was forked, the run reads it (a fork that failed is a reference that
+            # never ran, which the run reports), never waits for it.
+            part = os.path.join(self.folder, PIDS_FILE + ".part")
+            with contextlib.suppress(OSError), open(part, "w", encoding="utf-8") as fh:
+                json.dump({"eager": eager, "float64": wide, "findings": findings}, fh)
+            with contextlib.suppress(OSError):
+                os.rename(part, os.path.join(self.folder, PIDS_FILE))
 
     def _fork(self, inherited: Inherited, request: WorkerRequest, side: str) -> int:
         parent = os.getpid()

@@ -11,6 +11,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any, TextIO
 
 from playground.engine import findings
@@ -196,13 +197,13 @@ class Template:
         code = CodeRun.asked(request)
         try:
             run = request if code is None else code.run_request()
-            if self.isolated:
-                # Forked before the run's child gets its request: they load the snippet
-                # alongside it, from the template's state, as it does (run/compare/reference.py).
+            then = None
+            if self.isolated:  # forked just after the child has its request (Forked.fork says why)
                 lane = findings.lane_wanted(request.run, self.compiled_before)
-                self.references = Forked(self.inherited(), unsigned, lane=lane)  # never the run's key
+                self.references = Forked(self.inherited(), unsigned, lane=lane, later=True)  # never the run's key
                 run = self.references.request(run)
-            outcome, status, held = self._first(run)
+                then = partial(self.references.fork, self.inherited)
+            outcome, status, held = self._first(run, then)
             if outcome == "ok":
                 self.compiled_before.add(request.run)  # the backend's caches now hold its graphs
             if outcome == "died" and self.references is not None:
@@ -227,9 +228,12 @@ class Template:
             self.group.close()
             self.group = None
 
-    def _first(self, request: WorkerRequest) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    def _first(
+        self, request: WorkerRequest, then: Callable[[], None] | None = None
+    ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
         """The run itself, in the spare child or a fresh one: its outcome, exit status and held
-        report (readback.py; None when it sent its report to the client, or sent none)."""
+        report (readback.py; None when it sent its report to the client, or sent none). `then`
+        runs once the child has its request (the references' forks)."""
         if not self.isolated:
             # benchmarks/latency.py's baseline: no isolation at all
             held = HeldReport() if request.held else None
@@ -241,10 +245,10 @@ class Template:
                     held.close()
         # Not a program in the spare: its malloc was set for one run, which a program's own
         # timings would show (child.run_child).
-        return self._child(request, run_child, spare=request.run.program is None)
+        return self._child(request, run_child, spare=request.run.program is None, then=then)
 
     def _child(
-        self, request: WorkerRequest, main: Callable[[Inherited, WorkerRequest, int], None], *, spare: bool
+        self, request: WorkerRequest, main: Callable[..., None], *, spare: bool, then: Callable[[], None] | None = None
     ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
         """`main` in a child (the spare, when `spare` and one is ready), waited for under the
         request's timeout; its outcome, exit status, and the message it held back when the
@@ -262,6 +266,8 @@ class Template:
                 main(self.inherited(held), request, parent)
         try:
             self.child = pid
+            if then is not None:
+                then()
             # Only the run's child dumps its stack before the timeout (child.dump_after).
             outcome, status = _wait_child(self, pid, request.id, request.run.flags.timeout_s, dumps=main is run_child)
             self.child = None

@@ -45,7 +45,7 @@ from playground.worker.run.spine.calls import SideCall, as_call, call_side, clon
 from playground.worker.run.spine.context import Emit, RunContext
 from playground.worker.run.spine.failures import Cancelled, RunFailure, failure
 from playground.worker.run.spine.module_state import StateTracker
-from playground.worker.run.spine.request import WorkerRequest
+from playground.worker.run.spine.request import ReferenceProcesses, WorkerRequest
 from playground.worker.run.spine.safe_text import describe_exc
 
 #: The signal that starts the float64 reference (blocked in it until then).
@@ -264,16 +264,33 @@ def _portable(value: Any, depth: int = 0) -> Any:
 NO_PROCESS = -1
 
 
+def _go(pid: int) -> None:
+    """GO to a reference process. Never to a pid that is no process: os.kill(-1) signals every
+    process we may signal, os.kill(0) our own group (a fork that failed reads -1,
+    ReferenceProcesses.resolved)."""
+    if pid > 0:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, GO)
+
+
 class References:
     """The compiled run's handle on its references: forked processes when the template made
     them, else runs in place."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.info = ctx.request.references
+        # Their pids, when the template forks them just after handing this run its request,
+        # are read when first needed (after the load: the forks are done long before).
+        self._info = ctx.request.references
         self.in_place_eager: SideResult | None = None
         self.eager_result: SideResult | None = None
         self.started = False
+
+    @property
+    def info(self) -> ReferenceProcesses | None:
+        if self._info is not None and self._info.pending:
+            self._info = self._info.resolved()
+        return self._info
 
     def start(self) -> None:
         """The run has loaded the snippet: the eager reference may load it now (in place, it
@@ -291,8 +308,7 @@ class References:
         # comparison, and two cores do not hold three traces at once. eager() starts it
         # itself if the run needs it before then.
         first = self.info.eager if self.info.findings == NO_PROCESS else self.info.findings
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(first, GO)
+        _go(first)
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""
@@ -301,8 +317,7 @@ class References:
         self.start()
         if self.eager_result is None:
             if self.info.findings != NO_PROCESS:  # the lane may not have started it yet
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(self.info.eager, GO)
+                _go(self.info.eager)
             self.ctx.progress("reference", "waiting for the eager reference")
             self.eager_result = self._wait(self.info.eager, os.path.join(self.info.folder, "eager"), "eager")
         return self.eager_result
@@ -316,8 +331,7 @@ class References:
         pid = self.info.float64
         if pid == NO_PROCESS:
             return SideResult(complete=True, note="a run across ranks has no float64 reference")
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, GO)
+        _go(pid)
         return self._wait(pid, os.path.join(self.info.folder, "float64"), "float64")
 
     def _wait(self, pid: int, path: str, side: str) -> SideResult:

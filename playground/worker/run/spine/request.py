@@ -10,8 +10,10 @@ dict. Worker-side, torch-free.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -24,6 +26,13 @@ from playground.engine.run_request import DEFAULT_MIN_RUN_TIME_S, RunRequest, Un
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
+#: A reference's pid not known when the run was handed its request: the template forks the
+#: references just after the handover (process/reference_forks.py) and writes their pids to
+#: `PIDS_FILE` in the folder, which the run reads when it first needs them (`resolved`).
+PENDING = -2
+PIDS_FILE = "pids.json"
+
+
 @dataclass(frozen=True)
 class ReferenceProcesses:
     """The run's two reference processes, as the template forked them (reference.py): the
@@ -32,8 +41,43 @@ class ReferenceProcesses:
     folder: str
     eager: int
     float64: int
-    #: The findings lane (process/findings_lane.py), which starts when the eager one does; -1: none.
+    #: The findings lane (process/findings_lane.py), which starts before the eager one; -1: none.
     findings: int = -1
+
+    @property
+    def pending(self) -> bool:
+        return PENDING in (self.eager, self.float64, self.findings)
+
+    def resolved(self, timeout_s: float = 30.0) -> ReferenceProcesses:
+        """These processes with their pids, once the template has written them (waited for up
+        to `timeout_s`: the forks take milliseconds; a template that died took this process
+        with it). Past it, or unreadable: none of them (-1), which the run reports as a
+        reference that never ran."""
+        if not self.pending:
+            return self
+        path = os.path.join(self.folder, PIDS_FILE)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    pids = json.load(fh)
+                return replace(
+                    self,
+                    eager=_pid(pids.get("eager")),
+                    float64=_pid(pids.get("float64")),
+                    findings=_pid(pids.get("findings")),
+                )
+            except FileNotFoundError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.001)
+            except (OSError, ValueError, AttributeError):
+                break
+        return replace(self, eager=-1, float64=-1, findings=-1)
+
+
+def _pid(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else -1
 
 
 @dataclass(frozen=True)
