@@ -1,6 +1,6 @@
 """GPT-2 in training: dropout under Inductor
 
-What it shows: a 2-layer GPT-2 (transformers, random weights, no
+What it shows: a 1-layer GPT-2 (transformers, random weights, no
 download) in training mode, so its dropout layers are on. The
 playground runs Inductor with fallback_random on so that dropout
 compares; this snippet's SETTINGS turn it off, as a plain script has
@@ -10,8 +10,8 @@ seed the masks, and every value and gradient after them, differ: the
 Equiv pane says FAIL.
 
 Look at: press s on the Equiv pane (or `compile-playground bisect
-snippets/models/gpt2_dropout.py`): about 15 steps, each a fresh
-process compiling the model (about 3 minutes on 2 cores), escape
+snippets/models/gpt2_dropout.py`): about 13 steps, each a fresh
+process compiling the model (about a minute on 2 cores), escape
 cancels. It names backend aot_eager_decomp_partition (the first stage
 that applies Inductor's decompositions), subsystem decomposition,
 aten.native_dropout as the decomposition applied last, and as the
@@ -39,7 +39,7 @@ SETTINGS = {
 }
 
 torch.manual_seed(0)
-config = GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=256, n_positions=64, use_cache=False)
+config = GPT2Config(n_layer=1, n_head=2, n_embd=64, vocab_size=256, n_positions=64, use_cache=False)
 model = GPT2LMHeadModel(config).train()
 
 

@@ -22,7 +22,16 @@ def before(request: WorkerRequest) -> bool:
     Inductor's start-up in its own run, as under `python PROG`, and one that does not (backend
     "eager") pays nothing. Warmed first, it cost every program the start-up and a compile of our
     own: a backend-eager program's `check` took 5.9 s where `python PROG` took 3.7 s (3.5 s without
-    the warm-up). A session's later runs get a template warmed after the first (`after`)."""
+    the warm-up). A session's later runs get a template warmed after the first (`after`).
+
+    Nor a worker's last run (a one-shot `check`): no later child inherits the start-up, and the
+    run's own first compile does it as a fresh `python` does (its timings say so: "first
+    Inductor run in this worker"), where the warm-up compiled a snippet of ours first, which
+    with Inductor's caches cold took its C++ compile (`check --backend inductor --no-timing` of
+    the default snippet with an empty cache folder: 18-21 s with the warm-up, 11.6-14.4 s
+    without)."""
+    if request.run.last:
+        return False
     if request.run.program is not None and "backend" not in request.run.program.toggled:
         return False
     if request.run.settings.backend != "inductor":
