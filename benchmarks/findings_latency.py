@@ -15,7 +15,7 @@ caches miss), side by side in one run, interleaved (the machine is shared and no
 Then a comment-only save (the same code: the caches hit, and the rule gives it no lane) and its
 complete time, which is what deciding "no lane for a cache-hitting save" rests on.
 
-    python benchmarks/findings_latency.py [--saves 3] [--model llama|mlp]
+    python benchmarks/findings_latency.py [--saves 3] [--model llama|mlp] [--settle S]
 """
 
 from __future__ import annotations
@@ -150,6 +150,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--saves", type=int, default=3)
     parser.add_argument("--model", choices=("llama", "mlp"), default="llama")
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds of quiet before each measure")
     args = parser.parse_args()
     template = LLAMA if args.model == "llama" else MLP
     folder = Path(tempfile.mkdtemp(prefix="findings-latency-"))
@@ -176,10 +177,17 @@ async def main() -> None:
         nonce = (time.time_ns() // 1000 % 10**9) / 10**12
         for save in range(args.saves):
             scale = 1.0 + save / 100 + nonce
+            # Each measure starts on a settled machine: after a run the worker's template forks
+            # and warms the next run's child (about 0.5 s of CPU), which slowed whichever side
+            # came next (Dynamo's own trace read 0.48 s or 0.78 s by where it fell). A user
+            # reads the report between saves.
+            await asyncio.sleep(args.settle)
             dynamo.stdin.write(f"{scale + 0.5}\n")
             dynamo.stdin.flush()
             own = float(dynamo.stdout.readline())
+            await asyncio.sleep(args.settle)
             lane = await _run(client, snippet, template.format(scale=scale, comment=f"save {save}"), lane=True)
+            await asyncio.sleep(args.settle)
             before = await _run(client, snippet, template.format(scale=scale + 0.25, comment="no lane"), lane=False)
             row = {"dynamo": own, **lane, "no_lane": before["complete"]}
             rows.append(row)

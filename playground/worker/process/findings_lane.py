@@ -21,20 +21,21 @@ from playground.worker.process.output import OutputCapture
 from playground.worker.process.witness import Witness
 from playground.worker.run.compare.reference import GO
 from playground.worker.run.spine import malloc
-from playground.worker.run.spine.request import WorkerRequest
+from playground.worker.run.spine.request import PENDING, ReferenceProcesses, WorkerRequest
 
 
-def fork_lane(inherited: Inherited, request: WorkerRequest, eager: int) -> int:
+def fork_lane(inherited: Inherited, request: WorkerRequest, folder: str) -> int:
     """The lane's pid; GO must be blocked in the caller (it is kept for the lane until it waits).
-    `eager` is the run's eager reference, which the lane starts when it is done."""
+    `folder` is the run's references' (reference_forks.py), where the lane reads the eager
+    reference's pid, which it starts when it is done."""
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the lane's process
-        _lane_process(inherited, request, parent, eager)
+        _lane_process(inherited, request, parent, folder)
     return pid
 
 
-def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int, eager: int) -> None:
+def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int, folder: str) -> None:
     """The lane from the fork to os._exit: one message on the channel, at most."""
     code = 0
     waited = False
@@ -69,7 +70,9 @@ def _lane_process(inherited: Inherited, request: WorkerRequest, parent: int, eag
         # beside the lane: on two cores the run's child, its reference and the lane made three
         # processes tracing at once, and the findings waited for the reference's share. The
         # run's child still starts the reference itself when it needs it first.
-        if waited and eager > 0:
-            with contextlib.suppress(OSError):
-                os.kill(eager, GO)
+        if waited:
+            with contextlib.suppress(BaseException):
+                eager = ReferenceProcesses(folder, PENDING, PENDING, PENDING).resolved(timeout_s=5.0).eager
+                if eager > 0:
+                    os.kill(eager, GO)
         os._exit(code)

@@ -57,16 +57,17 @@ class Forked:
         # Blocked from before the fork: a GO that arrives before the child waits is kept for it.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {GO})
         try:
+            # The findings lane (findings_lane.py), when the run has one: forked first, as it
+            # starts first (the save's first findings wait for it), and it starts the eager one
+            # when its findings are sent, reading its pid from the folder.
+            if self.lane:
+                findings = fork_lane(inherited, self.unsigned, self.folder)
+                self.pids.append(findings)
             eager = self._fork(inherited, self.unsigned, "eager")
             # Across ranks there is none: it would run on one rank's demand only, and a collective
             # of the snippet's would wait for the other ranks' (reference.NO_PROCESS).
             if self.unsigned.rank is None:
                 wide = self._fork(inherited, self.unsigned, "float64")
-            # The findings lane (findings_lane.py), when the run has one: it starts first, and
-            # starts the eager one when its findings are sent.
-            if self.lane:
-                findings = fork_lane(inherited, self.unsigned, eager)
-                self.pids.append(findings)
         except OSError:  # a fork refused (no memory, no pids): the run goes on and says so
             pass
         finally:

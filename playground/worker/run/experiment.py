@@ -222,7 +222,7 @@ class Traced:
         ctx.progress(
             "compiling", f"call {call}: graph {graph} traced ({ops} ops), {ctx.settings.backend} compiling it", call
         )
-        if time.perf_counter() - self.last < self.INTERVAL_S:
+        if ctx.silent or time.perf_counter() - self.last < self.INTERVAL_S:
             return
         try:
             found = diagnostics.read(self.phases.capture).apply(self.base)
@@ -306,8 +306,9 @@ class Phases:
         note = nothing_compiled(ctx.settings, found)
         if note:
             ctx.notes.append(note)
-        early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
-        ctx.emit({"event": "diagnostics", "report": early.to_dict()})
+        if not ctx.silent:
+            early = replace(found, stage="diagnostics", notes=tuple(ctx.notes))
+            ctx.emit({"event": "diagnostics", "report": early.to_dict()})
         ctx.waterfall.end("diagnostics")
         return loaded, done
 

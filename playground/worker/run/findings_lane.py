@@ -61,6 +61,7 @@ def findings(capturer: Capturer, request: WorkerRequest, threads: tuple[int, int
     if settings_problem(lane) is not None or settings_problem(request) is not None:
         return None
     ctx = RunContext(lane, lambda event: None, lambda: False)
+    ctx.silent = True  # its one message is the FindingsEvent the lane's process sends
     base = Report(torch_version=torch.__version__, settings=lane.run.settings, snippet=lane.run.path)
     compat.clear_run_state()
     capture = capturer.begin(lane.run.path, keep_trace_lines=False)

@@ -23,6 +23,8 @@ class RunContext:
         self.path = request.run.path
         self.settings = request.run.settings
         self.emit = emit
+        #: Nobody hears this run's events (the findings lane): a report is not built to be sent.
+        self.silent = False
         self.cancelled = cancelled
         self.notes: list[str] = []
         self.calls_total: int | None = None
