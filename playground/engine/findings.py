@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import re
 from collections import OrderedDict
 from typing import Any
 
@@ -90,28 +89,13 @@ def lane_wanted(run: RunRequest, before: CompiledBefore) -> bool:
     )
 
 
-#: An identity guard's object id: an address, which differs between two processes wherever
-#: the object was made after the fork (a module the snippet imports, a class it defines).
-_OBJECT_ID = re.compile(r"(___check_(?:obj|type)_id\(.*?, )\d+(\))")
-#: A global Dynamo installs under a numbered name (`G['__builtins_dict___24']`, or an object's
-#: address and a count, `G['_140022041650864_c12']`): the numbers are the process's, counted
-#: from its start, which a spare child's warm-up advanced.
-_NUMBERED_GLOBAL = re.compile(r"(G\['__\w+?___)\d+('\])")
-_ID_GLOBAL = re.compile(r"G\['_\d+_c\d+'\]")
-
-
-def _guard_as_checked(guard: str) -> str:
-    guard = _OBJECT_ID.sub(r"\1<id>\2", guard)
-    guard = _ID_GLOBAL.sub("G['_<id>_cN']", guard)
-    return _NUMBERED_GLOBAL.sub(r"\1N\2", guard)
-
-
 def _section(report: Report, name: str) -> Any:
     value = getattr(report, name)
     if name == "guards":
         # The same guard on the same object in the lane's process and the run's reads two
-        # addresses, and Dynamo's numbered names two numbers: compared as the check it makes.
-        return [{**entry.to_dict(), "guards": [_guard_as_checked(g) for g in entry.guards]} for entry in value]
+        # addresses, and Dynamo's numbered names two numbers: compared as the checks they make
+        # (the worker's digest, `checked_as`), the text only where a set has no digest.
+        return [(entry.compile_id, entry.function, entry.line, entry.checked_as or entry.guards) for entry in value]
     if isinstance(value, tuple):
         return [item.to_dict() if hasattr(item, "to_dict") else item for item in value]
     return value

@@ -6,6 +6,7 @@ compiled) or where nobody asked. Real worker, real Inductor."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
@@ -14,6 +15,7 @@ from playground.engine.events import FindingsEvent, RunEvent
 from playground.engine.findings import CompiledBefore, changed, lane_wanted, superseded
 from playground.engine.report import GuardSet, Report
 from playground.engine.settings import Settings
+from playground.worker.capture.guard_checks import checked_as
 from tests.requests import request_for
 
 pytestmark = pytest.mark.inductor
@@ -126,31 +128,33 @@ def test_the_rule_and_the_words(tmp_path):
     complete = dataclasses.replace(findings, graph_count=2)
     assert changed(findings, complete) == ("graph_count",)
     assert "graphs 1 -> 2" in superseded(findings, complete)
+
     # An identity guard names an address, which two processes give differently for the same
     # object made after the fork (a library imported in each): the same check, not a change.
-    lane = GuardSet(
-        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['m'].__code__, 140202027347424), type=<class 'code'>",)
-    )
-    run = GuardSet(
-        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['m'].__code__, 140201959586400), type=<class 'code'>",)
-    )
-    other = GuardSet(
-        "0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['n'].__code__, 140201959586400), type=<class 'code'>",)
-    )
-    assert changed(dataclasses.replace(findings, guards=(lane,)), dataclasses.replace(findings, guards=(run,))) == ()
-    assert changed(dataclasses.replace(findings, guards=(lane,)), dataclasses.replace(findings, guards=(other,))) == (
-        "guards",
-    )
+    def differ(first: str, second: str) -> tuple[str, ...]:
+        # Each guard set as the worker reads it, its digest made where torch's text is read.
+        one, two = ((g,) for g in (first, second))
+        return changed(
+            dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, one, checked_as(one)),)),
+            dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, two, checked_as(two)),)),
+        )
+
+    lane = "ID_MATCH: ___check_obj_id(G['m'].__code__, 140202027347424), type=<class 'code'>"
+    run = "ID_MATCH: ___check_obj_id(G['m'].__code__, 140201959586400), type=<class 'code'>"
+    other = "ID_MATCH: ___check_obj_id(G['n'].__code__, 140201959586400), type=<class 'code'>"
+    assert differ(lane, run) == ()
+    assert differ(lane, other) == ("guards",)
     # Dynamo's numbered globals count the names made in the process so far.
-    numbered = GuardSet("0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['__builtins_dict___24']['slice'], 94494947),",))
-    renumbered = GuardSet("0/0", "fn", 3, ("ID_MATCH: ___check_obj_id(G['__builtins_dict___36']['slice'], 94494947),",))
-    assert (
-        changed(dataclasses.replace(findings, guards=(numbered,)), dataclasses.replace(findings, guards=(renumbered,)))
-        == ()
-    )
-    by_id = GuardSet("0/0", "fn", 3, ("LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c12'].Tensor",))
-    again = GuardSet("0/0", "fn", 3, ("LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c18'].Tensor",))
-    assert changed(dataclasses.replace(findings, guards=(by_id,)), dataclasses.replace(findings, guards=(again,))) == ()
+    numbered = "ID_MATCH: ___check_obj_id(G['__builtins_dict___24']['slice'], 94494947),"
+    assert differ(numbered, numbered.replace("___24", "___36")) == ()
+    assert differ(numbered, numbered.replace("'slice'", "'range'")) == ("guards",)
+    by_id = "LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c12'].Tensor"
+    assert differ(by_id, by_id.replace("_c12", "_c18")) == ()
+    # A set without a digest (a report from before it) is compared as its text.
+    plain = dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, (run,)),))
+    assert changed(plain, plain) == () and changed(
+        plain, dataclasses.replace(plain, guards=(GuardSet("0/0", "fn", 3, (lane,)),))
+    ) == ("guards",)
 
 
 #: Each process that loads it writes when it loaded and with how many torch threads, and when it
@@ -185,7 +189,10 @@ def test_the_lane_loads_after_the_run_with_a_thread_fewer_and_the_eager_referenc
     than the run (its parallel ops no longer wait for a core the run's child holds), and the
     eager reference only once the lane has made its calls."""
     log = tmp_path / "loads.log"
-    path = snippet(RECORDING.format(log=str(log), scale=7.5))
+    # A constant no earlier run used: Inductor's on-disk cache would otherwise hand the run its
+    # kernels at once, and the run would need the eager reference before the lane is done (its
+    # fallback starts it then, as it should).
+    path = snippet(RECORDING.format(log=str(log), scale=f"7.{time.time_ns()}"))
     arrived, report = _run(worker, path, Settings(backend="inductor"))
     assert [kind for kind, _ in arrived] == ["findings", "complete"]
     assert report.error is None and report.equivalence is not None and report.equivalence.ok

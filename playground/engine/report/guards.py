@@ -15,3 +15,7 @@ class GuardSet(Wire):
     function: str = ""
     line: int | None = None
     guards: tuple[str, ...] = ()
+    #: A digest of what the guards check with the process's own numbers (object addresses,
+    #: Dynamo's numbered globals) taken out: equal for two processes' sets that check the same
+    #: things. Made where the guards are read (worker/capture/guard_checks.py); "" when unknown.
+    checked_as: str = ""
