@@ -9,9 +9,10 @@
 - memory per follower: PSS (/proc/PID/smaps_rollup), which shares the pages of the Python and
   Textual files that every follower maps between them, as the kernel does.
 - an attendee's own playground, idle, with the limits a host would set (threads, memory cap,
-  no prefault): PSS of the app and each of its worker processes.
+  no prefault): PSS of the app and each of its worker processes; with `--attendees`, several
+  at once, as a room's server holds them (torch's library pages are shared between them).
 
-    python benchmarks/workshop.py [--followers 1,5,10] [--saves 3]
+    python benchmarks/workshop.py [--followers 1,5,10] [--saves 3] [--attendees 1,3]
 """
 
 from __future__ import annotations
@@ -237,32 +238,42 @@ def room(count: int, saves: int, work: Path, pump: Pump) -> dict[str, object]:
         presenter.wait(30)
 
 
-def attendee(work: Path, pump: Pump, limits: dict[str, str]) -> tuple[dict[str, float], float]:
-    """An attendee's own playground, idle after its first run, with `limits` set: PSS by
-    process, and the seconds from its start to its first run's result on screen."""
-    snippet = work / "mine.py"
-    save(snippet, 1)
+def attendees(count: int, work: Path, pump: Pump, limits: dict[str, str]) -> tuple[list[dict[str, float]], float]:
+    """`count` attendees' own playgrounds on this machine at once, idle after their first run,
+    with `limits` set: PSS by process for each, and the slowest start to a first run's result
+    on screen. PSS shares each page among the processes that map it, the pages of torch's
+    libraries among every session's workers too: the sessions' sums add up to what the room
+    takes."""
+    apps = []
     started = time.time()
-    app = Terminal([sys.executable, "-m", "playground", str(snippet)], work, limits)
-    with pump.lock:
-        pump.needles = [b"done in"]
-        pump.terminals.append(app)
     try:
-        if not wait(lambda: b"done in" in app.seen, 240):
-            raise SystemExit("the attendee's playground never finished its first run")
+        for number in range(count):
+            snippet = work / f"mine-{number}.py"
+            save(snippet, 1)
+            app = Terminal([sys.executable, "-m", "playground", str(snippet)], work, limits)
+            apps.append(app)
+            with pump.lock:
+                pump.needles = [b"done in"]
+                pump.terminals.append(app)
+        if not wait(lambda: all(b"done in" in app.seen for app in apps), 120 + 120 * count):
+            raise SystemExit("an attendee's playground never finished its first run")
         time.sleep(5.0)  # idle: a spare child (if any) forked and warmed
-        first_run_s = app.seen[b"done in"] - started
-        sizes = {"app": pss_mib(app.proc.pid)}
-        for number, pid in enumerate(descendants(app.proc.pid)):
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            role = "worker template" if "playground.worker" in cmd and number == 0 else "worker child"
-            sizes[f"{role} ({pid})"] = pss_mib(pid)
-        sizes["total"] = sum(sizes.values())
-        return sizes, first_run_s
+        first_run_s = max(app.seen[b"done in"] for app in apps) - started
+        sessions = []
+        for app in apps:
+            sizes = {"app": pss_mib(app.proc.pid)}
+            for number, pid in enumerate(descendants(app.proc.pid)):
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                role = "worker template" if "playground.worker" in cmd and number == 0 else "worker child"
+                sizes[f"{role} ({pid})"] = pss_mib(pid)
+            sizes["total"] = sum(sizes.values())
+            sessions.append(sizes)
+        return sessions, first_run_s
     finally:
         with pump.lock:
-            pump.terminals.remove(app)
-        app.stop()
+            pump.terminals = [t for t in pump.terminals if t not in apps]
+        for app in apps:
+            app.stop()
 
 
 def main() -> int:
@@ -270,6 +281,11 @@ def main() -> int:
     p.add_argument("--followers", default="1,5,10", help="room sizes, comma-separated (1,5,10; '' for none)")
     p.add_argument("--saves", type=int, default=3, help="runs the presenter makes per room (3)")
     p.add_argument("--no-attendee", dest="attendee", action="store_false", help="skip the attendee's playground")
+    p.add_argument(
+        "--attendees",
+        default="1",
+        help="attendees' own playgrounds at once, comma-separated room sizes (1; e.g. 1,3): each with the host's limits",
+    )
     args = p.parse_args()
     pump = Pump()
     pump.start()
@@ -288,11 +304,22 @@ def main() -> int:
         if args.attendee:
             for limits in ({}, HOST_LIMITS, {**HOST_LIMITS, "COMPILE_PLAYGROUND_WARMUP": "0"}):
                 words = " ".join(f"{k}={v}" for k, v in limits.items()) or "the defaults"
-                sizes, first_run_s = attendee(work, pump, limits)
+                (sizes,), first_run_s = attendees(1, work, pump, limits)
                 print(f"\nan attendee's own playground, idle, with {words}:")
                 print(f"  (start to the first run's result on screen: {first_run_s:.1f} s)")
                 for role, mib in sizes.items():
                     print(f"  {role:<28} {mib:8.1f} MiB PSS", flush=True)
+        for count in (int(c) for c in args.attendees.split(",") if c.strip()):
+            if count < 2:
+                continue  # one attendee is measured above
+            sessions, first_run_s = attendees(count, work, pump, HOST_LIMITS)
+            totals = [s["total"] for s in sessions]
+            print(
+                f"\n{count} attendees' playgrounds at once, idle, with the host's limits: "
+                f"{sum(totals):.1f} MiB PSS in all, {sum(totals) / count:.1f} per session "
+                f"(sessions {min(totals):.1f}-{max(totals):.1f}; the slowest first run {first_run_s:.1f} s)",
+                flush=True,
+            )
     pump.running = False
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.engine.report.wire import Wire
+from playground.engine.report.wire import Wire, absent_if_empty, wire
 
 
 @dataclass(frozen=True)
@@ -18,4 +18,4 @@ class GuardSet(Wire):
     #: A digest of what the guards check with the process's own numbers (object addresses,
     #: Dynamo's numbered globals) taken out: equal for two processes' sets that check the same
     #: things. Made where the guards are read (worker/capture/guard_checks.py); "" when unknown.
-    checked_as: str = ""
+    checked_as: str = wire("", omit=absent_if_empty("checked_as"))
