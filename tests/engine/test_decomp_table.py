@@ -33,9 +33,13 @@ BAD = LESSON.read_text()
 GOOD = BAD.replace("decompositions[torch.ops.aten.sin.default] = _bad_sin", "")
 
 #: A plain process: the lesson's fn compiled with Inductor, compared with eager by allclose.
+#: Seeded: its `sin(x) + 1` near x = -pi/2 is near 0, where allclose's default tolerance is
+#: below one float32 ulp of sin, so an unseeded input failed now and then on code torch compiles
+#: right.
 PLAIN = textwrap.dedent(
     """
     import json, runpy, sys, torch
+    torch.manual_seed(0)
     m = runpy.run_path(sys.argv[1])
     x = next(iter(m["inputs"]()))[0]
     print(json.dumps(bool(torch.allclose(m["fn"](x), torch.compile(m["fn"], backend="inductor")(x)))))
