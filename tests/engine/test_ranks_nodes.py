@@ -126,6 +126,9 @@ def test_two_torchrun_nodes_publish_each_ranks_counts_as_torch_compiles_them(tmp
 
 
 #: Node 1's rank sleeps before its first call; node 0's waits for it in the all_reduce of fn (line 11).
+#: Each node's rank is marked in MARKS as the snippet loads: written whole and renamed (on one
+#: line, so that the collective stays at line 13), since every process that loads it (a rank's
+#: run and its references) writes it, and the test must never read it truncated and not yet written.
 WAITS = """\
 import os
 import time
@@ -134,7 +137,7 @@ import torch
 import torch.distributed as dist
 
 SETTINGS = {"backend": "eager", "ranks": 2}
-open(os.path.join(os.environ["MARKS"], f"node{os.environ['TEST_NODE']}"), "w").write(os.environ["RANK"])
+_tmp = f"{os.environ['MARKS']}.{os.getpid()}"; open(_tmp, "w").write(os.environ["RANK"]); os.replace(_tmp, os.path.join(os.environ["MARKS"], f"node{os.environ['TEST_NODE']}"))
 
 
 def fn(x):
