@@ -92,10 +92,13 @@ def lane_wanted(run: RunRequest, before: CompiledBefore) -> bool:
 def _section(report: Report, name: str) -> Any:
     value = getattr(report, name)
     if name == "guards":
-        # The same guard on the same object in the lane's process and the run's reads two
-        # addresses, and Dynamo's numbered names two numbers: compared as the checks they make
-        # (the worker's digest, `checked_as`), the text only where a set has no digest.
-        return [(entry.compile_id, entry.function, entry.line, entry.checked_as or entry.guards) for entry in value]
+        # The worker's parse of each guard, compared as ranks compare them (GuardDetail.compared):
+        # the same identity guard holds two addresses in the lane's process and the run's.
+        # Torch's own guards too: a backend's shape guard is one.
+        return [
+            (entry.compile_id, entry.function, [g.compared for g in entry.guards])
+            for entry in report.explanation.guards
+        ]
     if isinstance(value, tuple):
         return [item.to_dict() if hasattr(item, "to_dict") else item for item in value]
     return value

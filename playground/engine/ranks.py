@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from playground.engine.report import Divergence, Report
-from playground.engine.report.explanation import GuardDetail
 
 #: A rank's timing differs from another's when one's compiled/eager ratio is this many times the
 #: other's: both run on the same cores at once, so smaller differences are the machine's noise.
@@ -169,7 +168,7 @@ def _breaks(reports: Sequence[Report]) -> Divergence | None:
 
 
 def _guards(reports: Sequence[Report]) -> Divergence | None:
-    sets = [{_compared(g) for e in r.explanation.guards for g in e.guards if not g.internal} for r in reports]
+    sets = [{g.compared for e in r.explanation.guards for g in e.guards if not g.internal} for r in reports]
     if len({frozenset(s) for s in sets}) <= 1:
         return None
     values = _values(reports, lambda r: sum(len(s.guards) for s in r.guards))
@@ -184,21 +183,6 @@ def _guards(reports: Sequence[Report]) -> Divergence | None:
         lambda v: f"{v[0]} {'entry' if v[0] == 1 else 'entries'}, {v[1]} guards",
     )
     return Divergence("guards", values, f"guards differ between ranks: {held}{shown}")
-
-
-#: Guard kinds whose check holds an object's id or a dict's version: each process has its own,
-#: so ranks compare such a guard by what it is about, not by its number.
-_ID_KINDS = frozenset(
-    {"ID_MATCH", "TYPE_MATCH", "CLOSURE_MATCH", "FUNCTION_MATCH", "NN_MODULE", "DICT_VERSION", "FAKE_SCRIPT_TYPE_MATCH"}
-)
-
-
-def _compared(guard: GuardDetail) -> tuple[str, str, str]:
-    """A guard as ranks compare it (the worker's parse of torch's text: kind, argument, check
-    without torch's comment): (kind, argument, what a person reads)."""
-    if guard.kind in _ID_KINDS:
-        return (guard.kind, guard.arg, guard.arg or guard.kind)
-    return (guard.kind, guard.arg, guard.shown)
 
 
 def _short(text: str, width: int = 48) -> str:

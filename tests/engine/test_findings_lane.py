@@ -13,9 +13,9 @@ import pytest
 from playground.cli.textreport import render, render_findings
 from playground.engine.events import FindingsEvent, RunEvent
 from playground.engine.findings import CompiledBefore, changed, lane_wanted, superseded
-from playground.engine.report import GuardSet, Report
+from playground.engine.report import EntryGuards, Explanation, Report
 from playground.engine.settings import Settings
-from playground.worker.capture.guard_checks import checked_as
+from playground.worker.capture.explain.guards import parse_guard
 from tests.requests import request_for
 
 pytestmark = pytest.mark.inductor
@@ -132,12 +132,12 @@ def test_the_rule_and_the_words(tmp_path):
     # An identity guard names an address, which two processes give differently for the same
     # object made after the fork (a library imported in each): the same check, not a change.
     def differ(first: str, second: str) -> tuple[str, ...]:
-        # Each guard set as the worker reads it, its digest made where torch's text is read.
-        one, two = ((g,) for g in (first, second))
-        return changed(
-            dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, one, checked_as(one)),)),
-            dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, two, checked_as(two)),)),
-        )
+        # Each guard as the worker parses torch's line, compared as ranks compare them.
+        def with_guard(body: str) -> Report:
+            entry = EntryGuards("0/0", "fn", (parse_guard(body, str(path)),))
+            return dataclasses.replace(findings, explanation=Explanation(guards=(entry,)))
+
+        return changed(with_guard(first), with_guard(second))
 
     lane = "ID_MATCH: ___check_obj_id(G['m'].__code__, 140202027347424), type=<class 'code'>"
     run = "ID_MATCH: ___check_obj_id(G['m'].__code__, 140201959586400), type=<class 'code'>"
@@ -149,12 +149,12 @@ def test_the_rule_and_the_words(tmp_path):
     assert differ(numbered, numbered.replace("___24", "___36")) == ()
     assert differ(numbered, numbered.replace("'slice'", "'range'")) == ("guards",)
     by_id = "LAMBDA_GUARD: G['m'].torch.Tensor is G['_140022041650864_c12'].Tensor"
-    assert differ(by_id, by_id.replace("_c12", "_c18")) == ()
-    # A set without a digest (a report from before it) is compared as its text.
-    plain = dataclasses.replace(findings, guards=(GuardSet("0/0", "fn", 3, (run,)),))
-    assert changed(plain, plain) == () and changed(
-        plain, dataclasses.replace(plain, guards=(GuardSet("0/0", "fn", 3, (lane,)),))
-    ) == ("guards",)
+    assert differ(by_id, by_id.replace("_140022041650864_c12", "_139911107543168_c18")) == ()
+    assert differ(by_id, by_id.replace(".Tensor", ".Size")) == ("guards",)
+    # Torch's own guards count too: a backend's bound on a dynamic size is one.
+    shape = "SHAPE_ENV: 2 <= L['x'].size()[0]"
+    assert differ(shape, shape) == ()
+    assert differ(shape, shape + " <= 4096") == ("guards",)
 
 
 #: Each process that loads it writes when it loaded and with how many torch threads, and when it

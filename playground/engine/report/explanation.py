@@ -44,6 +44,12 @@ class LimitDetail(Wire):
     doc: str = ""
 
 
+#: Guard kinds whose check holds an object's id or a dict's version: numbers of the process's own.
+ID_KINDS = frozenset(
+    {"ID_MATCH", "TYPE_MATCH", "CLOSURE_MATCH", "FUNCTION_MATCH", "NN_MODULE", "DICT_VERSION", "FAKE_SCRIPT_TYPE_MATCH"}
+)
+
+
 @dataclass(frozen=True)
 class GuardDetail(Wire):
     """One guard with the snippet line that made it; `internal` for torch's own state."""
@@ -69,6 +75,15 @@ class GuardDetail(Wire):
     def shown(self) -> str:
         """The guard as a person reads it."""
         return self.short or self.check
+
+    @property
+    def compared(self) -> tuple[str, str, str]:
+        """The guard as two processes compare it (ranks, the findings lane against its run):
+        (kind, argument, what a person reads). An identity guard is compared by what it is about,
+        not by the id it holds: each process has its own."""
+        if self.kind in ID_KINDS:
+            return (self.kind, self.arg, self.arg or self.kind)
+        return (self.kind, self.arg, self.shown)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playground.engine.report.wire import Wire, absent_if_empty, wire
+from playground.engine.report.wire import Wire
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,3 @@ class GuardSet(Wire):
     function: str = ""
     line: int | None = None
     guards: tuple[str, ...] = ()
-    #: A digest of what the guards check with the process's own numbers (object addresses,
-    #: Dynamo's numbered globals) taken out: equal for two processes' sets that check the same
-    #: things. Made where the guards are read (worker/capture/guard_checks.py); "" when unknown.
-    checked_as: str = wire("", omit=absent_if_empty("checked_as"))

@@ -31,7 +31,6 @@ from playground.worker.capture import call_entries
 from playground.worker.capture.anatomy import BackendFacts
 from playground.worker.capture.call_entries import CallNote
 from playground.worker.capture.compile_phases import compile_phases
-from playground.worker.capture.guard_checks import checked_as
 from playground.worker.capture.own_frames import OwnFramesOut, trace_record, without_own_frames
 from playground.worker.capture.torchlog import COMPILE_ID, LIMIT, RECOMPILE_HEAD, LogRecord
 
@@ -175,7 +174,7 @@ class RunCapture:
             cid = f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
             fn, line = names.get(cid, ("", None))
             guards = parse_guard_tree(payload)
-            out.append(GuardSet(compile_id=cid, function=fn, line=line, guards=guards, checked_as=checked_as(guards)))
+            out.append(GuardSet(compile_id=cid, function=fn, line=line, guards=guards))
         return tuple(out)
 
 

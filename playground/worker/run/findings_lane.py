@@ -15,10 +15,9 @@ import torch
 
 from playground.engine.findings import LANE_BACKEND
 from playground.engine.passes import NO_PASSES
-from playground.engine.report import GuardSet, Report, RunError
+from playground.engine.report import Report, RunError
 from playground.worker import compat
 from playground.worker.capture import refusals
-from playground.worker.capture.guard_checks import checked_as
 from playground.worker.capture.records import Capturer
 from playground.worker.run.compare.reference import References, SideResult
 from playground.worker.run.experiment import Phases, settings_problem
@@ -100,7 +99,7 @@ def threads_as_the_run(report: Report, run: int, lane: int) -> Report:
     def fixed(text: str) -> str:
         return pattern.sub(rf"\g<1>{run}", text) if "num_threads" in text else text
 
-    sets = tuple(_with_guards(entry, tuple(fixed(g) for g in entry.guards)) for entry in report.guards)
+    sets = tuple(replace(entry, guards=tuple(fixed(g) for g in entry.guards)) for entry in report.guards)
     details = tuple(
         replace(
             entry,
@@ -112,7 +111,3 @@ def threads_as_the_run(report: Report, run: int, lane: int) -> Report:
         for entry in report.explanation.guards
     )
     return replace(report, guards=sets, explanation=replace(report.explanation, guards=details))
-
-
-def _with_guards(entry: GuardSet, guards: tuple[str, ...]) -> GuardSet:
-    return replace(entry, guards=guards, checked_as=checked_as(guards) if entry.checked_as else "")

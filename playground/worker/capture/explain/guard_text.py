@@ -15,6 +15,9 @@ _INDEX_DICT = re.compile(r"\._modules\['(\d+)'\]")
 #: An identity guard: the entry was built for one object (or type), and another arrived.
 ID_GUARD = re.compile(r"^___check_(?P<which>obj|type)_id\((?P<src>.+?), (?P<id>\d+)\)")
 SIZE = re.compile(r"size\(\)\[(\d+)\]")
+#: A global Dynamo installs under an object's address and a count of the graphs the process has
+#: made (`G['_140022041650864_c12']`): both numbers are the process's own, not the snippet's.
+_BY_ID = re.compile(r"\b_\d{6,}_c\d+\b")
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,12 @@ def split_guard(text: str) -> GuardText:
 def user_name(source: str) -> str:
     """`L['lr']` -> `lr`, `L['self']._modules['l']._parameters['weight']` -> `self.l.weight`,
     `G['net']._modules['layer']._modules['0']` -> `net.layer[0]`,
-    `G['__builtins_dict___13']['print']` -> `print` (Dynamo's alias for the builtins)."""
+    `G['__builtins_dict___13']['print']` -> `print` (Dynamo's alias for the builtins),
+    `G['_140022041650864_c12']` -> `_<id>_cN` (a global Dynamo named by an address)."""
     text = _INDEX_DICT.sub(r"[\1]", source)
     text = _ATTR_DICT.sub(r".\1", text)
     text = re.sub(r"\b[LG]\['([^']+)'\]", r"\1", text)
+    text = _BY_ID.sub("_<id>_cN", text)
     return re.sub(r"\b__builtins_dict___\d+\['([^']+)'\]", r"\1", text)
 
 
