@@ -79,6 +79,14 @@ def _play(argv: list[str]) -> int:
 
 def follow_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    # A folder not made yet is waited for (the presenter may start later); anything else that
+    # is there already can never become one.
+    if os.path.lexists(args.session) and not os.path.isdir(args.session):
+        print(
+            f"compile-playground follow: {args.session}: not a folder (a session is the folder a presenter writes)",
+            file=sys.stderr,
+        )
+        return 2
     into = Path(args.into)
     if not into.is_dir():
         print(f"compile-playground follow: --into {args.into}: not a folder", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from playground.engine.report import GuardSet, Recompile, Report
 from playground.worker.capture import reasons
+from tests.engine.conftest import run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tui" / "fixtures"
 
@@ -63,3 +64,23 @@ def test_failures_travel_on_the_wire_and_are_absent_when_empty():
     assert data["failures"] == [{"entry": "0/0", "check": "x == 1", "comment": "", "context": [], "guard": None}]
     assert Recompile.from_dict(data) == recompile
     assert "failures" not in Recompile(function="f").to_dict()
+
+
+RECOMPILES = """
+import torch
+
+def fn(x, n):
+    return (torch.relu(x) * n).sum()
+
+def inputs():
+    return [(torch.randn(4), 2), (torch.randn(6), 3), (torch.randn(5), 4)]
+"""
+
+
+def test_a_snippet_whose_name_holds_a_newline_counts_its_recompiles(worker, snippet):
+    """torch's recompile line names the file, newline and all: read across it, as a break's is."""
+    odd = run(worker, snippet(RECOMPILES, name="new\nline.py"))
+    plain = run(worker, snippet(RECOMPILES, name="plain.py"))
+    assert plain["recompile_count"] >= 1
+    assert odd["recompile_count"] == plain["recompile_count"]
+    assert [r["line"] for r in odd["recompiles"]] == [r["line"] for r in plain["recompiles"]]

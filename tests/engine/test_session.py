@@ -7,10 +7,13 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from playground.cli.flags import overrides_of
 from playground.cli.main import parse
 from playground.engine.report import Report
 from playground.engine.session import SessionReader, SessionWriter, setting_flags, write_new_file
+from playground.engine.session.writer import SessionError
 from playground.engine.settings import Settings
 from playground.engine.snippet_settings import resolve_settings
 
@@ -46,6 +49,17 @@ def test_a_reused_session_keeps_counting_and_followers_can_read(tmp_path: Path):
     for path in [folder, folder / "runs", folder / "presenter.json", *(folder / "runs").iterdir()]:
         assert path.stat().st_mode & stat.S_IROTH, path  # the folder's parent decides, not umask
     assert not [p for p in (folder / "runs").iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_a_presenter_json_no_session_wrote_is_never_written_over(tmp_path: Path):
+    for mine in (b"mine\n", b"{}", b'{"live": true}', b"[1, 2]", b"\xff\xfe"):
+        folder = tmp_path / f"s{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        (folder / "presenter.json").write_bytes(mine)
+        with pytest.raises(SessionError, match="not a session's presenter file"):
+            SessionWriter(folder)
+        assert (folder / "presenter.json").read_bytes() == mine
+        assert sorted(p.name for p in folder.iterdir()) == ["presenter.json"]  # nothing made either
 
 
 def test_write_new_file_never_replaces(tmp_path: Path):

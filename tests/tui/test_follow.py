@@ -11,6 +11,7 @@ from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from tui_fakes import FakeEngine, bar_text, pane_text, settle
 
 from playground.engine.report import Report
@@ -266,3 +267,14 @@ async def test_o_shows_each_rank_of_a_run_across_ranks(tmp_path: Path):
             assert "recompiles 0" in bar_text(app)
     finally:
         writer.close()
+
+
+def test_following_a_file_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """A folder not made yet is waited for; a file can never become a session."""
+    from playground.cli.followcmd import follow_main
+
+    mine = tmp_path / "precious.txt"
+    mine.write_text("mine\n")
+    assert follow_main([str(mine)]) == 2
+    assert "precious.txt: not a folder" in capsys.readouterr().err
+    assert mine.read_text() == "mine\n"

@@ -117,6 +117,7 @@ class SessionWriter:
         why = _refusal(self._dir, self.folder)
         if why:
             raise SessionError(why)
+        self._presenter_file_ours()
         try:
             os.mkdir(RUNS, 0o755, dir_fd=self._dir)
             made = True
@@ -137,6 +138,26 @@ class SessionWriter:
         if not os.access(self.folder / RUNS, os.W_OK):
             raise SessionError(f"cannot write to {self.folder / RUNS}")
         self._lock()
+
+    def _presenter_file_ours(self) -> None:
+        """Refuse a presenter.json that no session wrote: a folder presented to again goes on
+        (its presenter.json is written anew), but a file of the user's by that name is never
+        written over."""
+        path = self.folder / PRESENTER
+        try:
+            data = read_bounded(path, MAX_PRESENTER_BYTES)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        try:
+            value = load_json(data)
+            PresenterState.from_dict(value)
+            ours = "format" in value
+        except (ValueError, TypeError, AttributeError, KeyError):
+            ours = False
+        if not ours:
+            raise SessionError(f"{path} is not a session's presenter file: not written over; present to another folder")
 
     def _open_runs(self) -> int:
         flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -8,7 +8,8 @@ import logging
 import re
 from dataclasses import dataclass
 
-RECOMPILE_HEAD = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.*?):(?P<line>\d+)")
+#: The file may hold a newline (a snippet named so): `.` spans it, as in a break's head.
+RECOMPILE_HEAD = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.*?):(?P<line>\d+)", re.S)
 COMPILE_ID = re.compile(r"\[(\d+/\d+)(?:_\d+)?\]")
 LIMIT = re.compile(r"hit config\.(?P<kind>\w+) \((?P<n>\d+)\)\n\s*function: '(?P<fn>[^']*)' \((?P<loc>[^)]*)\)")
 
