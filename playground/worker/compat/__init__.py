@@ -73,7 +73,9 @@ from playground.worker.compat.run_state import (
     counters,
     deterministic_inductor_rng,
     dynamo_frames,
+    forget_cleaned_bytecode,
     forget_compile_threads,
+    process_counters_kept,
 )
 from playground.worker.compat.tracer import dynamo_tracing_at
 from playground.worker.compat.version import TESTED_VERSIONS, torch_version, version_warning
@@ -116,6 +118,8 @@ __all__ = [
     "entry_accepts",
     "error_on_graph_break",
     "filter_entry_fields",
+    "forget_cleaned_bytecode",
+    "process_counters_kept",
     "forget_compile_threads",
     "forget_probes_if_config_changed",
     "frame_locals",

@@ -3,6 +3,9 @@ compile threads after a fork, its FX-graph and AOT-autograd caches, its random n
 
 from __future__ import annotations
 
+import itertools
+import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +29,50 @@ def clear_run_state() -> None:
         from torch._dynamo.utils import _compilation_metrics
 
         _compilation_metrics.clear()
+    except (ImportError, AttributeError):
+        pass
+
+
+#: Dynamo's process-wide counters that reset() leaves alone, whose numbers reach a report: the
+#: names it installs globals under (`G['__builtins_dict___16']`, `__compiled_fn_3`), the compile
+#: numbers in others (`_<id>_c4`), its log's steps, its timers.
+_PROCESS_COUNTERS = (
+    ("torch._dynamo.bytecode_transformation", "_unique_id_counter"),
+    ("torch._dynamo.output_graph", "_compile_id_counter"),
+    ("torch._dynamo.logging", "_step_counter"),
+    ("torch._dynamo.utils", "timer_counter"),
+    ("torch._dynamo.eval_frame", "_next_isolate_recompiles_id"),
+)
+_COUNT = re.compile(r"count\((-?\d+)\)")
+
+
+@contextmanager
+def process_counters_kept() -> Iterator[None]:
+    """Dynamo's process-wide counters given back their values after the block: a trace the
+    template makes for its own warm-up leaves a run's child numbering its names as it would have
+    without it, which is how a fresh process numbers them."""
+    saved: dict[tuple[str, str], int] = {}
+    for module_name, name in _PROCESS_COUNTERS:
+        counter = getattr(sys.modules.get(module_name), name, None)
+        found = _COUNT.fullmatch(repr(counter)) if isinstance(counter, itertools.count) else None
+        if found is not None:
+            saved[(module_name, name)] = int(found.group(1))
+    try:
+        yield
+    finally:
+        for (module_name, name), value in saved.items():
+            setattr(sys.modules[module_name], name, itertools.count(value))
+
+
+def forget_cleaned_bytecode() -> None:
+    """Empty Dynamo's per-code-object cache of cleaned bytecode, which reset() keeps: an entry
+    depends on a config switch read when it is made (debug_force_graph_break_on_leaf_return),
+    so one made in the template could differ from what a snippet that sets the switch would
+    get in a fresh process."""
+    try:
+        from torch._dynamo.bytecode_transformation import _cached_cleaned_instructions
+
+        _cached_cleaned_instructions.cache_clear()
     except (ImportError, AttributeError):
         pass
 
