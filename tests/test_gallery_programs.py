@@ -444,3 +444,20 @@ def test_a_program_whose_process_dies_keeps_what_it_streamed(tmp_path: Path, whe
         assert section["calls"] == 1 and section["graph_count"] == 1
     else:
         assert report["callables"] == [] or all(c["calls"] == 0 for c in report["callables"])
+
+
+def test_a_program_killed_soon_after_a_recompile_keeps_it(tmp_path: Path) -> None:
+    """Calls come faster than the live reports' interval: the recompile torch logged is sent at
+    once, so the process's death does not take it along."""
+    path = tmp_path / "dies.py"
+    path.write_text(
+        "import os, signal\nimport torch\n\n"
+        'f = torch.compile(lambda x: x * 2, backend="eager")\n'
+        "for n in range(4):\n    f(torch.randn(n + 2))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    code, report, _ = _check(path)
+    assert code == 2 and report["error"]["type"] == "WorkerDied"
+    (section,) = report["callables"]
+    assert section["graph_count"] == 2 and section["recompile_count"] == 1
+    assert report["recompile_count"] == 1

@@ -14,6 +14,7 @@ import select
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -28,6 +29,10 @@ from playground.worker.run import ranks
 from playground.worker.run.compare.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
 from playground.worker.run.programs import program_reference
 from playground.worker.run.spine.request import PENDING, PIDS_FILE, ReferenceProcesses, WorkerRequest
+
+#: How long after a child's death its eager reference may still be about to open its results
+#: (the GO it was sent arrives, it caps its memory, resets Dynamo): past it, it never had one.
+GO_GRACE_S = 0.5
 
 
 class Forked:
@@ -99,6 +104,11 @@ class Forked:
         call that crashes the process (an Inductor kernel's bounds check aborts) on a call where
         eager raised is the snippet's error, not torch.compile's nor ours."""
         pid = self.info.eager
+        if not self._eager_went(min(max(wait_s, 0.0), GO_GRACE_S)):
+            # It never had its GO (the child died before the snippet had loaded, or a program
+            # before its handover): nothing of its will come, and waiting for it only delays
+            # the report (a killed program's `check` took 34 s, 30 of them here).
+            return None
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:
@@ -121,6 +131,17 @@ class Forked:
         ):
             return ended
         return None
+
+    def _eager_went(self, grace_s: float) -> bool:
+        """Whether the eager reference got its GO: it opens its results file right after it."""
+        side = os.path.join(self.folder, "eager")
+        deadline = time.monotonic() + grace_s
+        while True:
+            if any(os.path.lexists(p) for p in (side + ".part", side, os.path.join(self.folder, "eager.end.json"))):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
     def close(self) -> None:
         procs.kill_all(self.pids)

@@ -1,6 +1,7 @@
 """A running program's live reports: after a call of a compiled callable, at most every
-LIVE_INTERVAL_S, progress and the sections so far as a "traced" diagnostics event, so that the
-app shows a long loop as it runs and a program whose process dies still has its sections.
+LIVE_INTERVAL_S (sooner when torch logged a graph, a break or a recompile since the last),
+progress and the sections so far as a "traced" diagnostics event, so that the app shows a long
+loop as it runs and a program whose process dies still has its sections.
 Worker-side.
 """
 
@@ -21,6 +22,8 @@ from playground.worker.run.spine.context import RunContext
 #: at least; and the share of the run's time they may take (a long capture takes longer to read).
 LIVE_INTERVAL_S = 0.5
 LIVE_SHARE = 0.02
+#: Seconds of reports sent early, on news, beyond LIVE_SHARE of the run's time.
+NEWS_ALLOWANCE_S = 0.25
 
 
 class Live:
@@ -36,16 +39,38 @@ class Live:
         #: dies soon after still has its first section in the client's report.
         self.last: float | None = None
         self.interval = LIVE_INTERVAL_S
+        #: When the first report was sent, the seconds all reports took, and how many of the
+        #: capture's records the last one had read.
+        self.first: float | None = None
+        self.spent = 0.0
+        self.seen = 0
 
     def __call__(self, m: Made) -> None:
-        if self.made is None or (self.last is not None and time.monotonic() - self.last < self.interval):
+        if self.made is None:
             return
-        self.last = began = time.monotonic()
+        now = time.monotonic()
+        due = self.last is None or now - self.last >= self.interval
+        if not due and not self._news(now):
+            return
+        self.last = began = now
+        self.first = self.first if self.first is not None else began
+        self.seen = len(self.capture.records)
         try:
             self._send(m, self.made)
         finally:
+            spent = time.monotonic() - began
+            self.spent += spent
             # A live report reads the whole capture: never more than LIVE_SHARE of the run's time.
-            self.interval = max(LIVE_INTERVAL_S, (time.monotonic() - began) / LIVE_SHARE)
+            self.interval = max(LIVE_INTERVAL_S, spent / LIVE_SHARE)
+
+    def _news(self, now: float) -> bool:
+        """Whether torch said something since the last report (a graph, a break, a recompile),
+        and the reports so far took at most LIVE_SHARE of the run (plus NEWS_ALLOWANCE_S): then it
+        is sent before the interval is up, so that a process killed soon after a recompile still
+        has it in its report."""
+        if len(self.capture.records) == self.seen or self.first is None:
+            return False
+        return self.spent <= LIVE_SHARE * (now - self.first) + NEWS_ALLOWANCE_S
 
     def _send(self, m: Made, made: CompiledCallables) -> None:
         try:
