@@ -64,6 +64,10 @@ def main(
             snippet, notice = default_snippet(Path.cwd())
         else:
             snippet, notice = Path(path), ""
+            if snippet.is_dir():
+                raise IsADirectoryError(f"{path} is a directory, not a snippet file")
+            if snippet.exists() and not snippet.is_file():
+                raise OSError(f"{path} is not a regular file")
             if not snippet.is_file():
                 raise FileNotFoundError(f"no such snippet file: {path}")
     except OSError as exc:

@@ -63,7 +63,9 @@ def overrides_of(namespace: Any) -> dict[str, Any]:
 
 
 def dynamic_arg(text: str) -> bool | None:
-    """--dynamic auto|true|false."""
+    """--dynamic auto|true|false (not empty: the flag given with no value is a slip, as for --mode)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value: give auto, true or false")
     try:
         return parse_dynamic(text)
     except ValueError as exc:
@@ -328,6 +330,8 @@ def callable_arg(text: str) -> str:
 def count_arg(text: str) -> int:
     """A positive whole number (--max-calls, --compare-calls)."""
     value = whole_number(text)
+    if value is None and whole_number(text.strip().removeprefix("-")) is not None:
+        value = -1  # a negative count: out of range, said as such
     if value is None:
         raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a whole number") from None
     if value < 1 or value > 1_000_000_000:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli.flags import count_arg, ranks_arg
+from playground.cli.flags import count_arg, dynamic_arg, ranks_arg
 from playground.engine import ranks
 from playground.engine.report import (
     DdpBuckets,
@@ -66,6 +66,15 @@ def test_a_count_flag_takes_only_ascii_digits(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
         count_arg(text)
     assert count_arg("10") == 10
+
+
+def test_a_negative_count_is_out_of_range_and_an_empty_dynamic_a_slip() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="out of range"):
+        count_arg("-1")
+    for empty in ("", " "):
+        with pytest.raises(argparse.ArgumentTypeError, match="empty value"):
+            dynamic_arg(empty)
+    assert dynamic_arg("auto") is None and dynamic_arg("true") is True
 
 
 def test_ranks_that_agree_have_no_divergence_and_the_top_level_is_rank_0() -> None:

@@ -102,6 +102,11 @@ def test_default_snippet_is_copied_once(tmp_path: Path):
 def test_main_refuses_a_missing_file(tmp_path: Path, capsys):
     assert cli.main(os.fspath(tmp_path / "nope.py"), {}) == 2
     assert "no such snippet file" in capsys.readouterr().err
+    # What is there but no snippet is named as what it is.
+    assert cli.main(os.fspath(tmp_path), {}) == 2
+    assert "is a directory, not a snippet file" in capsys.readouterr().err
+    assert cli.main(os.devnull, {}) == 2
+    assert "is not a regular file" in capsys.readouterr().err
 
 
 def test_screenshot_replays_a_saved_report(tmp_path: Path):
