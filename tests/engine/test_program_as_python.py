@@ -270,6 +270,38 @@ def test_a_programs_argv0_is_the_file_as_the_command_line_spelled_it(tmp_path: P
     assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
 
 
+def test_a_programs_sigint_is_pythons_keyboard_interrupt(tmp_path: Path) -> None:
+    """python starts with its own SIGINT handler: a program that interrupts itself catches a
+    KeyboardInterrupt and goes on, where the kernel's default would kill it."""
+    prog = _write(
+        tmp_path / "prog.py",
+        """
+        import json, os, signal, time
+        import torch
+
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(2))
+        handler = signal.getsignal(signal.SIGINT)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(2)
+            caught = False
+        except KeyboardInterrupt:
+            caught = True
+        f(torch.ones(2))
+        print(json.dumps({"handler": getattr(handler, "__name__", str(handler)), "caught": caught}))
+        """,
+    )
+    plain = _python(prog, tmp_path)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    truth = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert truth == {"handler": "default_int_handler", "caught": True}, truth
+    report = _check(prog, tmp_path)
+    assert report["error"] is None, report["error"]
+    assert json.loads(report["output"]["text"].strip().splitlines()[-1]) == truth
+    assert report["callables"][0]["calls"] == 2
+
+
 def test_a_programs_own_exception_is_python_s_traceback(tmp_path: Path) -> None:
     # The frames python prints for the program's uncaught exception, the compiled callable's
     # included, and none of ours (the run, our patch between the program and its callable).

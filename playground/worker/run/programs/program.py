@@ -47,6 +47,7 @@ from playground.worker.run.programs.stops import (
     Alarm,
     AtExitPatch,
     OsExitPatch,
+    PythonsSigint,
     flush_open_files,
     program_seconds,
 )
@@ -142,7 +143,7 @@ def _run_file(
     seconds: float | None,
 ) -> tuple[Ended, float]:
     """The program's code run as `__main__` with `argv`, under our patches (torch.compile,
-    Tensor.backward, os._exit, atexit, the alarm), all taken off again; how it ended, and the
+    Tensor.backward, os._exit, atexit, SIGINT's handler, the alarm), all taken off again; how it ended, and the
     seconds it ran (its exit functions included)."""
     saved_argv = sys.argv
     sys.argv = argv
@@ -153,6 +154,8 @@ def _run_file(
     exits.install()
     at_exit = AtExitPatch()
     at_exit.install()
+    sigint = PythonsSigint()
+    sigint.install()
     timer = Alarm(seconds, made.keep)
     began = time.perf_counter()
     end = Ended(ProgramExit(code=0))
@@ -169,6 +172,7 @@ def _run_file(
             with Unseen(*our_files()):
                 at_exit.run()
             flush_open_files()
+        sigint.uninstall()
         exits.uninstall()
         backward.uninstall()
         made.uninstall()

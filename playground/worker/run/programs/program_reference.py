@@ -49,6 +49,7 @@ from playground.worker.run.programs.stops import (
     OsExitPatch,
     ProgramOsExit,
     ProgramStopped,
+    PythonsSigint,
     program_seconds,
 )
 from playground.worker.run.spine import loading
@@ -366,6 +367,7 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
     seconds, _ = program_seconds(program.max_seconds, request.run.flags.timeout_s)
     deadline = time.monotonic() + seconds if seconds else None
     exits = OsExitPatch()
+    sigint = PythonsSigint()
     stop_after, budget = read_plan(plan)
     recorder = Recorder(
         budget=budget or compare_calls(request), device=request.run.settings.device, sink=sink, stop_after=stop_after
@@ -389,6 +391,7 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
         made.install()
         patch.install()
         exits.install()
+        sigint.install()
         eager.install()
         if shadows is not None:
             shadows.install()
@@ -404,6 +407,7 @@ def run_reference(request: Any, sink: Any, plan: str | None = None) -> None:
         if shadows is not None:
             shadows.uninstall()
         eager.uninstall()
+        sigint.uninstall()
         exits.uninstall()
         patch.uninstall()
         made.uninstall()

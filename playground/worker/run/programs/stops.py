@@ -84,6 +84,27 @@ class Alarm:
             self.previous = None
 
 
+class PythonsSigint:
+    """SIGINT, for the length of the program, as `python` starts with it: Python's own handler,
+    a KeyboardInterrupt the program may catch. A run's process has the kernel's default (so that
+    a kill from the template ends it: procs.forked_from), under which a program that sends
+    itself SIGINT, or whose `except KeyboardInterrupt` reads the handler, would be killed where
+    under python it goes on. The worker runs in a session of its own: a Ctrl-C at the terminal
+    never reaches it."""
+
+    def __init__(self) -> None:
+        self.previous: Any = None
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def uninstall(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+
+
 class OsExitPatch:
     """os._exit, for the length of the program, raising ProgramOsExit in this process. Dynamo
     never traces the replacement (`Unseen`): inside a compiled function the call is a graph
