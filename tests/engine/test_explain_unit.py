@@ -299,3 +299,13 @@ def test_dynamos_builtins_alias_reads_as_the_builtin() -> None:
 
     assert user_name("G['__builtins_dict___13']['print']") == "print"
     assert user_name("__builtins_dict___2['len']") == "len"
+
+
+def test_dynamos_globals_named_by_an_address_read_without_it() -> None:
+    """Two processes install the same object under two addresses (and two compile counts)."""
+    from playground.worker.capture.explain import user_name
+
+    assert user_name("G['_140022041650864_c12'].Tensor") == "_<id>_cN.Tensor"
+    assert user_name("G['___unnamed_scope_140022041650864_c3']") == "___unnamed_scope_<id>_cN"
+    assert user_name("G['__optimizer_140022041650864_140022041650999_c2']") == "__optimizer_<id>_<id>_cN"
+    assert user_name("L['step_12_c3']") == "step_12_c3"  # a name of the snippet's, short numbers

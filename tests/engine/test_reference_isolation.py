@@ -10,11 +10,15 @@ compiled nothing, so it starts as a fresh interpreter would, without paying the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from playground.engine.settings import Settings
+from tests.requests import request_for
 
 from .conftest import run
 
@@ -324,6 +328,36 @@ def inputs():
     error = report["error"]
     assert error["kind"] == "snippet" and "boom" in error["message"], error
     assert error["line"] == (5 if where == "forward" else 9), error
+
+
+ABORTS_WHERE_EAGER_RAISES = """
+import os
+import torch
+
+def fn(x):
+    if x.shape[0] == 3:
+        if torch.compiler.is_compiling():
+            os.abort()
+        raise ValueError("boom")
+    return x * 2
+
+def inputs():
+    return [torch.ones(2), torch.ones(3)]
+"""
+
+
+@pytest.mark.parametrize("lane", [False, True], ids=["eager", "inductor_with_findings_lane"])
+def test_a_compiled_call_that_kills_the_process_where_eager_raised_is_the_snippets_error(worker, snippet, lane):
+    """The run's process dies on a call where eager raised: the report is the snippet's error.
+    With a findings lane, the lane starts the eager reference, and it dies on the same call
+    before it does: the template starts the eager reference itself."""
+    path = snippet(ABORTS_WHERE_EAGER_RAISES)
+    request = request_for(path, Settings(backend="inductor" if lane else "eager"), timing=False)
+    if lane:
+        request = dataclasses.replace(request, flags=dataclasses.replace(request.flags, early_findings=True))
+    error = worker.run(request).report.error
+    assert error is not None and error.kind == "snippet" and "boom" in error.message, error
+    assert error.line == 8, error
 
 
 def test_a_sparse_input_is_compared_not_an_internal_error(worker, snippet):

@@ -60,6 +60,15 @@ def test_a_presenter_json_no_session_wrote_is_never_written_over(tmp_path: Path)
             SessionWriter(folder)
         assert (folder / "presenter.json").read_bytes() == mine
         assert sorted(p.name for p in folder.iterdir()) == ["presenter.json"]  # nothing made either
+    # A link by that name, even to a presenter file a session wrote, is not written through.
+    real = tmp_path / "real"
+    SessionWriter(real).close()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "presenter.json").symlink_to(real / "presenter.json")
+    with pytest.raises(SessionError, match="cannot read"):
+        SessionWriter(linked)
+    assert (linked / "presenter.json").is_symlink()
 
 
 def test_write_new_file_never_replaces(tmp_path: Path):

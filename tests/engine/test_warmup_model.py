@@ -11,13 +11,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from playground.engine.settings import Settings
 from playground.worker.process import warmup_model
 from tests.engine.conftest import run, worker_with_env
 from tests.engine.test_isolation import _norm, fresh_check
 
 PROBE = r"""
-import json, torch
+import json, os, torch
 from torch._dynamo.bytecode_transformation import _cached_cleaned_instructions
 from playground.worker.process import warmup, warmup_model
 torch.set_num_threads(2)
@@ -26,7 +28,9 @@ state = torch.get_rng_state()
 from torch._dynamo.bytecode_transformation import unique_id
 from torch._dynamo import output_graph
 before = (unique_id("probe"), repr(output_graph._compile_id_counter))
+tasks = len(os.listdir("/proc/self/task"))
 seconds = warmup_model.trace()
+tasks_after = len(os.listdir("/proc/self/task"))
 after = (unique_id("probe"), repr(output_graph._compile_id_counter))
 warmup.freeze()
 from torch._dynamo.utils import counters
@@ -38,6 +42,7 @@ print(json.dumps({
     "fork_ok": warmup.fork_probe(),
     "cleaned": _cached_cleaned_instructions.cache_info().currsize,
     "names": [before, after],
+    "tasks": [tasks, tasks_after],
 }))
 """
 
@@ -65,6 +70,10 @@ def test_the_trace_leaves_torch_as_it_found_it_and_a_fork_still_runs():
     assert not any(found["frames"].values()), found["frames"]
     assert found["fork_ok"]
     assert found["cleaned"] == 0
+    # No thread started in the template: its ops ran on one torch thread, so that no OpenMP pool
+    # (which a forked child could not use) was started; measured without it: one more thread,
+    # and the fork probe failed.
+    assert found["tasks"][1] == found["tasks"][0], found["tasks"]
     # Dynamo's next name and compile number are where they were: the next run numbers its
     # installed globals as a fresh process does (probe_0 then probe_1: one name taken between).
     (name_before, compiles_before), (name_after, compiles_after) = found["names"]
@@ -99,7 +108,17 @@ def test_a_run_after_it_names_dynamos_globals_as_a_fresh_process(snippet, tmp_pa
     worker = worker_with_env(env)
     try:
         _warmed(worker, log, path)
-        warm = run(worker, path, Settings(backend="eager"))
+        # Served by the spare forked before it (a process started now gets a later pid) or, where
+        # that spare was still warming and a fresh fork served it, by the next one, given longer.
+        for _ in range(4):
+            now = subprocess.Popen(["true"])
+            now.wait()
+            warm = run(worker, path, Settings(backend="eager"))
+            if warm["worker"]["pid"] < now.pid:
+                break
+            time.sleep(6)
+        else:
+            pytest.fail("no run was served by a warmed spare")
     finally:
         worker.close()
     fresh = fresh_check(Path(path))

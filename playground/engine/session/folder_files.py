@@ -46,11 +46,15 @@ class SessionFileError(ValueError):
     """A file in the session folder that is not what the writer writes."""
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
+def read_bounded(path: Path | str, limit: int, *, dir_fd: int | None = None) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them: OSError for a FIFO, a
     device or a folder (opened non-blocking and checked on the open descriptor, so a FIFO never
-    blocks and a swap in between cannot fool the check), SessionFileError for a larger file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    blocks and a swap in between cannot fool the check), SessionFileError for a larger file.
+    With `dir_fd`, `path` is a name in that open folder, and a link there is not followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if dir_fd is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -141,11 +141,12 @@ class SessionWriter:
 
     def _presenter_file_ours(self) -> None:
         """Refuse a presenter.json that no session wrote: a folder presented to again goes on
-        (its presenter.json is written anew), but a file of the user's by that name is never
-        written over."""
+        (its presenter.json is written anew), but a file of the user's by that name (or a link
+        by that name) is never written over. Read through the folder's descriptor, as every
+        write is."""
         path = self.folder / PRESENTER
         try:
-            data = read_bounded(path, MAX_PRESENTER_BYTES)
+            data = read_bounded(PRESENTER, MAX_PRESENTER_BYTES, dir_fd=self._dir)
         except FileNotFoundError:
             return
         except OSError as exc:

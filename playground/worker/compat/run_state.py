@@ -4,6 +4,7 @@ compile threads after a fork, its FX-graph and AOT-autograd caches, its random n
 from __future__ import annotations
 
 import itertools
+import linecache
 import re
 import sys
 from collections.abc import Iterator
@@ -33,15 +34,17 @@ def clear_run_state() -> None:
         pass
 
 
-#: Dynamo's process-wide counters that reset() leaves alone, whose numbers reach a report: the
-#: names it installs globals under (`G['__builtins_dict___16']`, `__compiled_fn_3`), the compile
-#: numbers in others (`_<id>_c4`), its log's steps, its timers.
+#: Process-wide counters that torch._dynamo.reset() leaves alone, whose numbers reach a report:
+#: the names Dynamo installs globals under (`G['__builtins_dict___16']`, `__compiled_fn_3`), the
+#: compile numbers in others (`_<id>_c4`), its log's steps, its timers, AOTAutograd's graph
+#: numbers. (FX's `<eval_with_key>.N` is kept too: process_counters_kept.)
 _PROCESS_COUNTERS = (
     ("torch._dynamo.bytecode_transformation", "_unique_id_counter"),
     ("torch._dynamo.output_graph", "_compile_id_counter"),
     ("torch._dynamo.logging", "_step_counter"),
     ("torch._dynamo.utils", "timer_counter"),
     ("torch._dynamo.eval_frame", "_next_isolate_recompiles_id"),
+    ("torch._functorch.aot_autograd", "AOT_COUNTER"),
 )
 _COUNT = re.compile(r"count\((-?\d+)\)")
 
@@ -57,11 +60,29 @@ def process_counters_kept() -> Iterator[None]:
         found = _COUNT.fullmatch(repr(counter)) if isinstance(counter, itertools.count) else None
         if found is not None:
             saved[(module_name, name)] = int(found.group(1))
+    loader = _fx_loader()
+    fx_state = (loader.next_id, set(loader.eval_cache)) if loader is not None else None
     try:
         yield
     finally:
         for (module_name, name), value in saved.items():
             setattr(sys.modules[module_name], name, itertools.count(value))
+        if loader is not None and fx_state is not None:
+            # FX names each graph's generated source `<eval_with_key>.N`, which a traceback
+            # through a graph shows: N restarts where it was, and the block's sources go, from
+            # linecache too, so that a later graph's N never finds the block's text.
+            next_id, keys = fx_state
+            for key in set(loader.eval_cache) - keys:
+                loader.eval_cache.pop(key, None)
+                linecache.cache.pop(key, None)
+            loader.next_id = next_id
+
+
+def _fx_loader() -> Any:
+    loader = getattr(sys.modules.get("torch.fx.graph_module"), "_loader", None)
+    if isinstance(getattr(loader, "next_id", None), int) and isinstance(getattr(loader, "eval_cache", None), dict):
+        return loader
+    return None
 
 
 def forget_cleaned_bytecode() -> None:

@@ -108,10 +108,7 @@ def spare_child(inherited: Inherited, read_fd: int, ready_fd: int, parent: int) 
             from playground.worker import compat
 
             if warmup.spare_experiment_wanted():
-                # Dynamo's process-wide counters given back: the run numbers the globals it
-                # installs (G['__builtins_dict___16'], in its guards) as a fresh process does.
-                with compat.process_counters_kept():
-                    used = warmup.warm(inherited.capturer, "eager", inherited.inductor_started)
+                used = warmup.warm(inherited.capturer, "eager", inherited.inductor_started)
                 inherited = replace(inherited, inductor_started=inherited.inductor_started or used)
             with OutputCapture():
                 warmup.start_thread_pools()

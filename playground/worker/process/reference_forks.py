@@ -14,7 +14,6 @@ import select
 import shutil
 import signal
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -26,13 +25,17 @@ from playground.worker.process.findings_lane import fork_lane
 from playground.worker.process.readback import read_regular
 from playground.worker.process.witness import Witness
 from playground.worker.run import ranks
-from playground.worker.run.compare.reference import GO, NO_PROCESS, FileSink, SideResult, run_side
+from playground.worker.run.compare.reference import (
+    GO,
+    NO_PROCESS,
+    STARTED_FILE,
+    FileSink,
+    SideResult,
+    run_side,
+    send_go,
+)
 from playground.worker.run.programs import program_reference
 from playground.worker.run.spine.request import PENDING, PIDS_FILE, ReferenceProcesses, WorkerRequest
-
-#: How long after a child's death its eager reference may still be about to open its results
-#: (the GO it was sent arrives, it caps its memory, resets Dynamo): past it, it never had one.
-GO_GRACE_S = 0.5
 
 
 class Forked:
@@ -104,11 +107,17 @@ class Forked:
         call that crashes the process (an Inductor kernel's bounds check aborts) on a call where
         eager raised is the snippet's error, not torch.compile's nor ours."""
         pid = self.info.eager
-        if not self._eager_went(min(max(wait_s, 0.0), GO_GRACE_S)):
-            # It never had its GO (the child died before the snippet had loaded, or a program
-            # before its handover): nothing of its will come, and waiting for it only delays
-            # the report (a killed program's `check` took 34 s, 30 of them here).
+        if not os.path.lexists(os.path.join(self.folder, STARTED_FILE)):
+            # The child died before it started its references (before the snippet had loaded,
+            # or a program before its comparison): no eager reference is on its way, and
+            # waiting for one only delayed the report (a killed program's `check` took 34 s,
+            # 30 of them here).
             return None
+        if self.info.findings != NO_PROCESS:
+            # Its GO was the findings lane's to send once its findings were out; the lane may
+            # have died on the same call, or still be tracing: the eager one is due now. (A
+            # second GO is one it has already taken: it is blocked, never delivered.)
+            send_go(pid)
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:
@@ -131,17 +140,6 @@ class Forked:
         ):
             return ended
         return None
-
-    def _eager_went(self, grace_s: float) -> bool:
-        """Whether the eager reference got its GO: it opens its results file right after it."""
-        side = os.path.join(self.folder, "eager")
-        deadline = time.monotonic() + grace_s
-        while True:
-            if any(os.path.lexists(p) for p in (side + ".part", side, os.path.join(self.folder, "eager.end.json"))):
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
 
     def close(self) -> None:
         procs.kill_all(self.pids)

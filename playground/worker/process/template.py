@@ -19,7 +19,7 @@ from playground.engine.events import RunEnded
 from playground.engine.hello import WorkerHello
 from playground.engine.ranks import launch_of
 from playground.worker.dynamo_code.held_report import CodeRun
-from playground.worker.process import fix_lanes, inductor_warmup, limits, preimport, procs, reexec, warmup, warmup_model
+from playground.worker.process import fix_lanes, inductor_warmup, preimport, procs, reexec, warmup, warmup_model
 from playground.worker.process.channel import Channel
 from playground.worker.process.child import Inherited, code_child, dump_after, rss_mb, run_child, run_here
 from playground.worker.process.rank_group import RankGroup
@@ -63,8 +63,6 @@ class Template:
         self.crash_log = crash_log
         self.requests = Requests()
         self.inductor_warm = False
-        #: Whether the small model's trace has run here (warmup_model.py), after a first run.
-        self.model_warm = False
         #: Whether this process has run Inductor (a warm-up, or a run without isolation): a run's
         #: first use pays one-time costs (imports, the C++ toolchain check, loading compiled
         #: modules) that a cache hit does not remove, and its timings say so.
@@ -78,8 +76,7 @@ class Template:
         #: The run trying fixes (fix_lanes.py), while its variants run.
         self.lanes: fix_lanes.FixLanes | None = None
         self.stragglers = Stragglers(lambda: {p for p in (self.child, self.spare.pid, *self._reference_pids()) if p})
-        #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template itself, as the first version
-        #: did: for measuring what isolation costs, never for use (runs leak into each other).
+        #: COMPILE_PLAYGROUND_ISOLATION=none runs in the template: to measure isolation (runs leak).
         self.isolated = os.environ.get("COMPILE_PLAYGROUND_ISOLATION", "fork") != "none"
         #: The job torchrun launched us in (None: none): every run is then this process's rank of it.
         self.launch = launch_of(os.environ)
@@ -192,8 +189,7 @@ class Template:
             preimport.after_run(request, self.channel, list(self.requests.pending), self.spare.drop)
             if inductor_warmup.after(request, self.inductor_warm, bool(self.requests.pending)):
                 self._warm_inductor(None)
-            if not self.model_warm and not self.requests.pending and warmup_model.enabled():
-                self._warm_model()
+            warmup_model.between_runs(self.channel, self.spare.drop, self.requests.pending)
             self._fork_spare()
 
     def _one(self, request: WorkerRequest, unsigned: WorkerRequest) -> tuple[str, dict[str, Any]]:
@@ -286,17 +282,6 @@ class Template:
         """Inductor's one-time start-up here (inductor_warmup.py)."""
         inductor_warmup.warm(self.channel, request, self.warm, self.spare.drop, list(self.requests.pending))
         self.inductor_warm = True
-
-    def _warm_model(self) -> None:
-        """Dynamo's trace of a small model here, once, between a session's runs (warmup_model.py)."""
-        self.model_warm = True
-        if limits.memory_short():
-            return
-        self.spare.drop()  # forked before it
-        warmup_model.trace()
-        warmup.freeze()
-        if not warmup.fork_probe():
-            reexec.restart_unwarmed(self.channel, warmup_model.SWITCH_ENV, list(self.requests.pending))
 
     def shutdown(self) -> None:
         """Kill every process below the template at once: the run, its references, the spare,

@@ -48,7 +48,11 @@ def warm(capturer: Any, backend: str, inductor_started: bool) -> bool:
         request = WorkerRequest(RunRequest(prepared, RunFlags(timing=True, min_run_time=0.001)), warmup=True)
         with OutputCapture():
             try:
-                outcome = run_experiment(capturer, request, lambda event: None, inductor_started=inductor_started)
+                # Torch's process-wide counters given back after it: a run forked later names
+                # what Dynamo installs (G['__builtins_dict___16'], in its guards) as a process
+                # that ran no warm-up, or another one, would (a spare's, Inductor's between runs).
+                with compat.process_counters_kept():
+                    outcome = run_experiment(capturer, request, lambda event: None, inductor_started=inductor_started)
                 used_inductor = outcome.used_inductor
             except Exception as exc:  # noqa: BLE001 - a warm-up failure only costs speed
                 print(f"compile-playground: {backend} warm-up failed: {exc!r}", file=sys.stderr)

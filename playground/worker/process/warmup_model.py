@@ -29,8 +29,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playground.worker.process.channel import Channel
+    from playground.worker.run.spine.request import WorkerRequest
 
 #: COMPILE_PLAYGROUND_MODEL_WARMUP=0 leaves it out (benchmarks/findings_latency.py's comparison).
 SWITCH_ENV = "COMPILE_PLAYGROUND_MODEL_WARMUP"
@@ -131,6 +138,30 @@ def trace() -> float:
     seconds = time.perf_counter() - started
     _log(seconds)
     return seconds
+
+
+#: In the template: whether the trace has been made (once per template).
+_DONE: list[bool] = []
+
+
+def between_runs(channel: Channel, drop_spare: Callable[[], None], pending: Collection[WorkerRequest]) -> None:
+    """The trace in the template, once, after a run of a session that goes on and with no
+    request waiting (memory short: after a later run): the spare forked before it dropped, the
+    heap frozen after it, and the template started over without it (with the `pending`
+    requests) if a forked child can no longer run a parallel op. A failure only costs speed."""
+    from playground.worker.process import limits, reexec, warmup
+
+    if _DONE or pending or not enabled() or limits.memory_short():
+        return
+    _DONE.append(True)
+    drop_spare()  # forked before it
+    try:
+        trace()
+    except Exception as exc:  # noqa: BLE001 - a warm-up failure only costs speed
+        print(f"compile-playground: the model warm-up failed: {exc!r}", file=sys.stderr)
+    warmup.freeze()
+    if not warmup.fork_probe():
+        reexec.restart_unwarmed(channel, SWITCH_ENV, list(pending))
 
 
 def _log(seconds: float) -> None:

@@ -17,7 +17,8 @@ ID_GUARD = re.compile(r"^___check_(?P<which>obj|type)_id\((?P<src>.+?), (?P<id>\
 SIZE = re.compile(r"size\(\)\[(\d+)\]")
 #: A global Dynamo installs under an object's address and a count of the graphs the process has
 #: made (`G['_140022041650864_c12']`): both numbers are the process's own, not the snippet's.
-_BY_ID = re.compile(r"\b_\d{6,}_c\d+\b")
+#: With a prefix too: `___unnamed_scope_<addr>_c3`, `__optimizer_<addr>_<addr>_c2`.
+_BY_ID = re.compile(r"(?<![0-9])((?:_\d{6,})+)_c\d+\b")
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def user_name(source: str) -> str:
     text = _INDEX_DICT.sub(r"[\1]", source)
     text = _ATTR_DICT.sub(r".\1", text)
     text = re.sub(r"\b[LG]\['([^']+)'\]", r"\1", text)
-    text = _BY_ID.sub("_<id>_cN", text)
+    text = _BY_ID.sub(lambda m: "_<id>" * m.group(1).count("_") + "_cN", text)
     return re.sub(r"\b__builtins_dict___\d+\['([^']+)'\]", r"\1", text)
 
 

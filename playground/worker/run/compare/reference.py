@@ -50,6 +50,10 @@ from playground.worker.run.spine.safe_text import describe_exc
 
 #: The signal that starts the float64 reference (blocked in it until then).
 GO = signal.SIGUSR1
+#: Written in the references' folder by the run's child before it starts its references (the
+#: eager one, or the findings lane, which starts the eager one): the template reads it after a
+#: child died to know whether an eager reference is on its way (reference_forks.eager_failure).
+STARTED_FILE = "started"
 
 
 @dataclass
@@ -264,7 +268,7 @@ def _portable(value: Any, depth: int = 0) -> Any:
 NO_PROCESS = -1
 
 
-def _go(pid: int) -> None:
+def send_go(pid: int) -> None:
     """GO to a reference process. Never to a pid that is no process: os.kill(-1) signals every
     process we may signal, os.kill(0) our own group (a fork that failed reads -1,
     ReferenceProcesses.resolved)."""
@@ -308,7 +312,9 @@ class References:
         # comparison, and two cores do not hold three traces at once. eager() starts it
         # itself if the run needs it before then.
         first = self.info.eager if self.info.findings == NO_PROCESS else self.info.findings
-        _go(first)
+        with contextlib.suppress(OSError), open(os.path.join(self.info.folder, STARTED_FILE), "w"):
+            pass
+        send_go(first)
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""
@@ -317,7 +323,7 @@ class References:
         self.start()
         if self.eager_result is None:
             if self.info.findings != NO_PROCESS:  # the lane may not have started it yet
-                _go(self.info.eager)
+                send_go(self.info.eager)
             self.ctx.progress("reference", "waiting for the eager reference")
             self.eager_result = self._wait(self.info.eager, os.path.join(self.info.folder, "eager"), "eager")
         return self.eager_result
@@ -331,7 +337,7 @@ class References:
         pid = self.info.float64
         if pid == NO_PROCESS:
             return SideResult(complete=True, note="a run across ranks has no float64 reference")
-        _go(pid)
+        send_go(pid)
         return self._wait(pid, os.path.join(self.info.folder, "float64"), "float64")
 
     def _wait(self, pid: int, path: str, side: str) -> SideResult:

@@ -39,10 +39,11 @@ class Live:
         #: dies soon after still has its first section in the client's report.
         self.last: float | None = None
         self.interval = LIVE_INTERVAL_S
-        #: When the first report was sent, the seconds all reports took, and how many of the
-        #: capture's records the last one had read.
+        #: When the first report was sent, the seconds all reports took and the last one took,
+        #: and how many of the capture's records the last one had read.
         self.first: float | None = None
         self.spent = 0.0
+        self.last_cost = 0.0
         self.seen = 0
 
     def __call__(self, m: Made) -> None:
@@ -60,6 +61,7 @@ class Live:
         finally:
             spent = time.monotonic() - began
             self.spent += spent
+            self.last_cost = spent
             # A live report reads the whole capture: never more than LIVE_SHARE of the run's time.
             self.interval = max(LIVE_INTERVAL_S, spent / LIVE_SHARE)
 
@@ -70,7 +72,8 @@ class Live:
         has it in its report."""
         if len(self.capture.records) == self.seen or self.first is None:
             return False
-        return self.spent <= LIVE_SHARE * (now - self.first) + NEWS_ALLOWANCE_S
+        # The next report costs about what the last did: sent only if it fits the allowance.
+        return self.spent + self.last_cost <= LIVE_SHARE * (now - self.first) + NEWS_ALLOWANCE_S
 
     def _send(self, m: Made, made: CompiledCallables) -> None:
         try:
