@@ -47,6 +47,14 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def _pidfd_of(pid: int) -> int | None:
+    """A pidfd for our child `pid` (Linux 5.3+), or None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     """Whether `proc` ends within `timeout` seconds."""
     with contextlib.suppress(asyncio.TimeoutError):
@@ -87,6 +95,8 @@ class WorkerChannel:
         self.python = python
         self.hello: WorkerHello | None = None
         self.proc: asyncio.subprocess.Process | None = None
+        #: The template's pidfd (Linux), for signals that never reap it (_signal says why).
+        self._pidfd: int | None = None
         self.stderr = StderrLog()
         self._stderr_task: asyncio.Task[None] | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -112,6 +122,7 @@ class WorkerChannel:
             scratch.remove(self.scratch)
             raise
         self.proc = proc
+        self._pidfd = _pidfd_of(proc.pid)
         self._messages = asyncio.Queue()
         self._stderr_task = asyncio.create_task(self._drain_stderr(proc))
         self._reader_task = asyncio.create_task(self._read_messages(proc, self._messages))
@@ -157,8 +168,7 @@ class WorkerChannel:
                     proc.stdin.write(b'{"op": "shutdown"}\n')
                     proc.stdin.close()  # EOF: the template stops even if it missed the line
             if self.hello is None or not await _exited(proc, CLOSE_GRACE_S):
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
+                self._signal(proc, signal.SIGTERM)
                 await _exited(proc, TERM_GRACE_S)
         await self.kill()
 
@@ -168,19 +178,36 @@ class WorkerChannel:
         if proc is None:
             scratch.remove(self.scratch)
             return
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+        self._signal(proc, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), 5.0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pidfd)
+            self._pidfd = None
         scratch.remove(self.scratch)
         for task in (self._reader_task, self._stderr_task):
             if task is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 1.0)
         self.hello = None
+
+    def _signal(self, proc: asyncio.subprocess.Process, sig: int) -> None:
+        """`sig` to the template, never through Popen: its send_signal and kill poll first, and
+        a poll that finds the template just exited reaps it ahead of asyncio's child watcher,
+        which then writes "Unknown child process pid N, will report returncode 255" on the
+        user's stderr (seen once in a `check` on a loaded machine, where the template outlived
+        the close's 0.15 s grace by a hair). Through its pidfd, a signal to a process that has
+        ended is refused, never sent to another that took its pid."""
+        if proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            if self._pidfd is not None:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            else:
+                os.kill(proc.pid, sig)
 
     def kill_now(self) -> None:
         """Kill the worker's process group and remove its scratch folder, at once and without

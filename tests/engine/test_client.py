@@ -146,3 +146,34 @@ def test_a_program_without_a_timeout_gets_the_longer_one_and_a_given_one_holds()
     assert run_timeout(program_run, 30.0) == run_timeout(snippet_run, 30.0) == 30.0
     asked = replace(program_run, flags=replace(program_run.flags, timeout_s=7.0))
     assert run_timeout(asked, 30.0) == 7.0
+
+
+def test_the_template_is_never_signalled_through_popen(monkeypatch):
+    """Popen's send_signal and kill poll first, and a poll that finds the template just exited
+    reaps it ahead of asyncio's child watcher, which then writes "Unknown child process pid N"
+    on the user's stderr: the channel signals through the template's pidfd instead."""
+    import asyncio
+
+    from playground.engine.channel import WorkerChannel
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the template was signalled through Popen")
+
+    for name in ("send_signal", "kill", "terminate"):
+        monkeypatch.setattr(asyncio.subprocess.Process, name, refused)
+
+    async def both() -> tuple[int | None, int | None]:
+        killed = WorkerChannel()
+        await killed.spawn()
+        proc = killed.proc
+        await killed.kill()  # alive: SIGKILL
+        termed = WorkerChannel()
+        await termed.spawn()
+        termed.hello = None  # as one still starting: SIGTERM at once, then SIGKILL
+        other = termed.proc
+        await termed.shutdown()
+        assert proc is not None and other is not None
+        return proc.returncode, other.returncode
+
+    killed_code, termed_code = asyncio.run(both())
+    assert killed_code is not None and termed_code is not None
