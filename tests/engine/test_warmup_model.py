@@ -23,6 +23,9 @@ import json, os, torch
 from torch._dynamo.bytecode_transformation import _cached_cleaned_instructions
 from playground.worker.process import warmup, warmup_model
 torch.set_num_threads(2)
+# As the template's own warm-up does first: a backward, which on a CUDA build starts autograd's
+# device threads (pt_autograd_N, 8 of them on torch 2.14.1 here, with no GPU): theirs, not ours.
+torch.ones(2, requires_grad=True).sum().backward()
 torch.manual_seed(7)
 state = torch.get_rng_state()
 from torch._dynamo.bytecode_transformation import unique_id
