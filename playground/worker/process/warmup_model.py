@@ -7,8 +7,9 @@ tracer then runs for the first time in that process through the code paths a mod
 (modules and their hooks, a ModuleList walked in a loop, keyword arguments, dict outputs,
 attention, a loss, a recompile on a new batch size), which Python specializes as it first runs
 them, and FakeTensor and each operator fill their dispatch caches as they first meet an op. A
-fork of a template that traced this model inherits all of it (measured on the small Llama's
-findings lane, interleaved saves: 1.42 s -> 1.20 s median; docs/performance.md).
+fork of a template that traced this model inherits all of it (the small Llama's first trace in
+a fork: median 0.93 s -> 0.81 s, 0.55-0.59 s warm; docs/performance.md. Whole saves through the
+findings lane were too noisy on a shared 2-core machine to show it either way).
 
 What it leaves is what a run leaves, cleared as after one (Dynamo's caches and counters);
 Dynamo's process-wide counters get their values back (compat.process_counters_kept: the numbers
