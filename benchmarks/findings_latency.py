@@ -151,12 +151,16 @@ async def main() -> None:
     parser.add_argument("--saves", type=int, default=3)
     parser.add_argument("--model", choices=("llama", "mlp"), default="llama")
     parser.add_argument("--settle", type=float, default=2.0, help="seconds of quiet before each measure")
+    parser.add_argument(
+        "--json", metavar="FILE", help="also write the rows to FILE as JSON (benchmarks/speed.py reads it)"
+    )
     args = parser.parse_args()
     template = LLAMA if args.model == "llama" else MLP
     folder = Path(tempfile.mkdtemp(prefix="findings-latency-"))
     snippet = folder / "snippet.py"
     (folder / "template.txt").write_text(template)
-    print(f"load before: {_load()}  cpus: {len(os.sched_getaffinity(0))}  model: {args.model}")
+    load_before = _load()
+    print(f"load before: {load_before}  cpus: {len(os.sched_getaffinity(0))}  model: {args.model}")
     dynamo = subprocess.Popen(
         [sys.executable, "-c", DYNAMO, str(folder / "dynamo_snippet.py"), str(folder / "template.txt")],
         stdin=subprocess.PIPE,
@@ -226,8 +230,12 @@ async def main() -> None:
     print(
         f"  comment-only save (caches hit, no lane by the rule): complete {comment['complete']:.2f} s, findings {early}"
     )
-    print(f"load after: {_load()}")
+    load_after = _load()
+    print(f"load after: {load_after}")
     print(json.dumps({"rows": rows, "comment_only": comment}))
+    if args.json:
+        summary = {"rows": rows, "comment_only": comment, "load_before": load_before, "load_after": load_after}
+        Path(args.json).write_text(json.dumps(summary))
 
 
 if __name__ == "__main__":

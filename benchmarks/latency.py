@@ -335,6 +335,9 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="and the fork route again with this variable set (repeat for several; e.g. COMPILE_PLAYGROUND_PREFAULT_MIB=0)",
     )
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the medians to FILE as JSON (benchmarks/speed.py reads it)"
+    )
     args = p.parse_args()
     variant = dict(v.split("=", 1) for v in args.variant if "=" in v)
     if args.trace_warmup_route:
@@ -343,6 +346,7 @@ def main() -> None:
     if bad:
         p.error(f"--variant takes NAME=VALUE, not {bad[0]!r}")
     load = os.getloadavg()
+    load_start = load
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print("save -> diagnostics, medians; ratios of the fork design (the warm route) to the others")
     print("floor*: the floor with glibc's malloc keeping freed memory, as a run's child does")
@@ -373,6 +377,9 @@ def main() -> None:
             )
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.json:
+        summary = {"load_start": load_start, "load_end": load, "backends": dict(results)}
+        Path(args.json).write_text(json.dumps(summary))
     print_waterfalls(results)
     if variant:
         print_waterfalls([(f"{b}, variant", {"waterfall": r["waterfall_off"]}) for b, r in results])

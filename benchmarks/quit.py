@@ -13,6 +13,7 @@ the phases interleaved with an idle quit each round; medians are printed, with t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -47,13 +48,16 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--phases", default="", help="comma-separated phase names (all by default)")
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the medians to FILE as JSON (benchmarks/speed.py reads it)"
+    )
     args = p.parse_args()
     wanted = {name.strip() for name in args.phases.split(",") if name.strip()}
     phases = [row for row in PHASES if not wanted or row[0] in wanted]
     if wanted - {row[0] for row in phases}:
         p.error(f"unknown phases: {sorted(wanted - {row[0] for row in phases})}; known: {[r[0] for r in PHASES]}")
-    load = os.getloadavg()
-    print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+    load_start = os.getloadavg()
+    print(f"load average at the start: {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}", flush=True)
     idle: list[float] = []
     times: dict[str, list[tuple[float, float]]] = {row[0]: [] for row in phases}
     left: dict[str, int] = {row[0]: 0 for row in phases}
@@ -72,12 +76,17 @@ def main() -> int:
     idle_s = statistics.median(idle)
     print(f"q when idle: exited after {idle_s * 1e3:.0f} ms (median of {len(idle)})")
     print(f"{'phase':<22} {'terminal back':>13} {'exited':>8} {'exited/idle':>11} {'left':>5}")
+    medians = {}
     for phase, rows in times.items():
         back = statistics.median(r[0] for r in rows)
         exited = statistics.median(r[1] for r in rows)
+        medians[phase] = {"back_s": back, "exited_s": exited, "left": left[phase]}
         print(f"{phase:<22} {back * 1e3:>10.0f} ms {exited * 1e3:>5.0f} ms {exited / idle_s:>10.2f}x {left[phase]:>5}")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.json:
+        summary = {"load_start": load_start, "load_end": load, "idle_s": idle_s, "phases": medians}
+        Path(args.json).write_text(json.dumps(summary))
     return 0 if not any(left.values()) else 1
 
 

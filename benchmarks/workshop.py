@@ -286,7 +286,11 @@ def main() -> int:
         default="1",
         help="attendees' own playgrounds at once, comma-separated room sizes (1; e.g. 1,3): each with the host's limits",
     )
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the figures to FILE as JSON (benchmarks/speed.py reads it)"
+    )
     args = p.parse_args()
+    summary: dict[str, object] = {"load_start": os.getloadavg(), "rooms": [], "attendee": {}, "attendees": {}}
     pump = Pump()
     pump.start()
     with tempfile.TemporaryDirectory(prefix="workshop-bench-") as tmp:
@@ -296,15 +300,21 @@ def main() -> int:
         )
         for count in (int(c) for c in args.followers.split(",") if c.strip()):
             r = room(count, args.saves, work, pump)
+            summary["rooms"].append(r)
             print(
                 f"{r['followers']:>9}  {r['pss_mib_median']:>20.1f}, {r['pss_mib_max']:>8.1f}  "
                 f"{r['delay_ms_median']:>22.0f}, {r['delay_ms_max']:>8.0f}  {r['delays']}",
                 flush=True,
             )
         if args.attendee:
-            for limits in ({}, HOST_LIMITS, {**HOST_LIMITS, "COMPILE_PLAYGROUND_WARMUP": "0"}):
+            for label, limits in (
+                ("defaults", {}),
+                ("host limits", HOST_LIMITS),
+                ("host limits, no warm-up", {**HOST_LIMITS, "COMPILE_PLAYGROUND_WARMUP": "0"}),
+            ):
                 words = " ".join(f"{k}={v}" for k, v in limits.items()) or "the defaults"
                 (sizes,), first_run_s = attendees(1, work, pump, limits)
+                summary["attendee"][label] = {"sizes": sizes, "first_run_s": first_run_s}
                 print(f"\nan attendee's own playground, idle, with {words}:")
                 print(f"  (start to the first run's result on screen: {first_run_s:.1f} s)")
                 for role, mib in sizes.items():
@@ -314,6 +324,7 @@ def main() -> int:
                 continue  # one attendee is measured above
             sessions, first_run_s = attendees(count, work, pump, HOST_LIMITS)
             totals = [s["total"] for s in sessions]
+            summary["attendees"][str(count)] = {"total_mib": sum(totals), "per_session_mib": sum(totals) / count}
             print(
                 f"\n{count} attendees' playgrounds at once, idle, with the host's limits: "
                 f"{sum(totals):.1f} MiB PSS in all, {sum(totals) / count:.1f} per session "
@@ -321,6 +332,9 @@ def main() -> int:
                 flush=True,
             )
     pump.running = False
+    if args.json:
+        summary["load_end"] = os.getloadavg()
+        Path(args.json).write_text(json.dumps(summary))
     return 0
 
 

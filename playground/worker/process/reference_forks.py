@@ -31,6 +31,7 @@ from playground.worker.run.compare.reference import (
     STARTED_FILE,
     FileSink,
     SideResult,
+    first_to_start,
     run_side,
     send_go,
 )
@@ -88,6 +89,11 @@ class Forked:
                 json.dump({"eager": eager, "float64": wide, "findings": findings}, fh)
             with contextlib.suppress(OSError):
                 os.rename(part, os.path.join(self.folder, PIDS_FILE))
+            # The run's child marks that it has loaded the snippet before it reads the pids: if
+            # it did so before they were written, it went on to its calls without them, and
+            # the GO it would have sent is sent here (References.start).
+            if os.path.lexists(os.path.join(self.folder, STARTED_FILE)):
+                send_go(first_to_start(self.info))
 
     def _fork(self, inherited: Inherited, request: WorkerRequest, side: str) -> int:
         parent = os.getpid()

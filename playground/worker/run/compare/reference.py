@@ -268,6 +268,14 @@ def _portable(value: Any, depth: int = 0) -> Any:
 NO_PROCESS = -1
 
 
+def first_to_start(info: ReferenceProcesses) -> int:
+    """The reference process the run's GO is for: with a findings lane, the lane goes first and
+    starts the eager reference when its findings are sent (process/findings_lane.py): the
+    findings come before the comparison, and two cores do not hold three traces at once.
+    References.eager() starts the eager one itself if the run needs it before then."""
+    return info.eager if info.findings == NO_PROCESS else info.findings
+
+
 def send_go(pid: int) -> None:
     """GO to a reference process. Never to a pid that is no process: os.kill(-1) signals every
     process we may signal, os.kill(0) our own group (a fork that failed reads -1,
@@ -302,19 +310,23 @@ class References:
         if self.started:
             return
         self.started = True
-        if self.info is None:
+        if self._info is None:
             sink = ListSink()
             run_side(self.ctx.request, "eager", sink, suffix="_eager")
             self.in_place_eager = sink.result
             return
-        # With a findings lane, the lane goes first and starts the eager reference when its
-        # findings are sent (process/findings_lane.py): the findings come before the
-        # comparison, and two cores do not hold three traces at once. eager() starts it
-        # itself if the run needs it before then.
-        first = self.info.eager if self.info.findings == NO_PROCESS else self.info.findings
-        with contextlib.suppress(OSError), open(os.path.join(self.info.folder, STARTED_FILE), "w"):
+        with contextlib.suppress(OSError), open(os.path.join(self._info.folder, STARTED_FILE), "w"):
             pass
-        send_go(first)
+        # The template forks the references after handing this run its request, and a small
+        # snippet loads before its forks are done (a toy's calls waited 5-35 ms here for their
+        # pids). The calls never wait for them: if their pids are not written yet, the template
+        # sends GO itself once it has written them, as it reads the mark above then
+        # (process/reference_forks.py). Each of the two writes its file before it reads the
+        # other's, so at least one of them sends it; a second GO is blocked, never delivered.
+        now = self._info.resolved_now()
+        if now is not None:
+            self._info = now
+            send_go(first_to_start(now))
 
     def eager(self) -> SideResult:
         """The eager reference's result, waited for (once; later calls return the same)."""

@@ -55,25 +55,33 @@ class ReferenceProcesses:
         reference that never ran."""
         if not self.pending:
             return self
-        path = os.path.join(self.folder, PIDS_FILE)
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    pids = json.load(fh)
-                return replace(
-                    self,
-                    eager=_pid(pids.get("eager")),
-                    float64=_pid(pids.get("float64")),
-                    findings=_pid(pids.get("findings")),
-                )
-            except FileNotFoundError:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.001)
-            except (OSError, ValueError, AttributeError):
-                break
-        return replace(self, eager=-1, float64=-1, findings=-1)
+            now = self.resolved_now()
+            if now is not None:
+                return now
+            if time.monotonic() > deadline:
+                return replace(self, eager=-1, float64=-1, findings=-1)
+            time.sleep(0.001)
+
+    def resolved_now(self) -> ReferenceProcesses | None:
+        """These processes with their pids if the template has written them, without waiting:
+        None while it has not. Unreadable: none of them (-1), as `resolved` says."""
+        if not self.pending:
+            return self
+        try:
+            with open(os.path.join(self.folder, PIDS_FILE), encoding="utf-8") as fh:
+                pids = json.load(fh)
+            return replace(
+                self,
+                eager=_pid(pids.get("eager")),
+                float64=_pid(pids.get("float64")),
+                findings=_pid(pids.get("findings")),
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, AttributeError):
+            return replace(self, eager=-1, float64=-1, findings=-1)
 
 
 def _pid(value: Any) -> int:
