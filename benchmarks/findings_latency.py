@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -208,6 +209,7 @@ async def main() -> None:
         await client.close()
         dynamo.stdin.close()
         dynamo.wait(30)
+        shutil.rmtree(folder, ignore_errors=True)
     own = [float(r["dynamo"]) for r in rows if r["dynamo"] is not None]
     first = [float(r["findings"]) for r in rows if r["findings"] is not None]
     done = [float(r["complete"]) for r in rows if r["complete"] is not None]
