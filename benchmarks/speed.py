@@ -36,7 +36,7 @@ PARTS = ("findings", "toys", "memory", "quit")
 
 
 def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return _fmt(os.getloadavg())
 
 
 def _bench(script: str, out: Path, *args: str) -> dict | None:
@@ -152,7 +152,7 @@ def ci() -> list[tuple[str, str, str, str, str]]:
     return [_row("CI on a clean clone", measured, "<= 20 min", minutes <= 20 and code == 0, f"{load} -> {_load()}")]
 
 
-def _fmt(load: list[float]) -> str:
+def _fmt(load: list[float] | tuple[float, ...]) -> str:
     return " ".join(f"{x:.2f}" for x in load)
 
 
